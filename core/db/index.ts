@@ -1,0 +1,61 @@
+import pgPromise, { type IDatabase, type IMain } from 'pg-promise';
+
+export type Db = IDatabase<unknown>;
+
+export interface Database {
+  db: Db;
+  pgp: IMain;
+  /** Column-set and multi-row helpers live on pgp.helpers; exposed for the projector. */
+  helpers: IMain['helpers'];
+  close(): Promise<void>;
+}
+
+// One pg-promise root per process: pg-promise warns about (and leaks listeners for)
+// repeated initialisation, and type parsers are process-global anyway.
+let root: IMain | undefined;
+function pgpRoot(): IMain {
+  if (!root) {
+    root = pgPromise({ capSQL: true });
+    // INT8 stays a string (u64 slots and ids can exceed 2^53); NUMERIC stays a string by
+    // default. Both leave the API as decimal strings unless a query casts them.
+  }
+  return root;
+}
+
+export function createDatabase(opts: { url: string; poolMax?: number; applicationName?: string }): Database {
+  const pgp = pgpRoot();
+  const db = pgp({
+    connectionString: opts.url,
+    max: opts.poolMax ?? 10,
+    application_name: opts.applicationName ?? 'market-indexer',
+    // Fail fast instead of queueing forever when PostgreSQL is down; callers map this to
+    // DATABASE_ERROR / SERVICE_UNAVAILABLE.
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+  });
+  return {
+    db,
+    pgp,
+    helpers: pgp.helpers,
+    close: async () => {
+      await db.$pool.end();
+    },
+  };
+}
+
+/** Cheap liveness check for /health and /ready. */
+export async function pingDatabase(db: Db, timeoutMs = 2_000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('database ping timed out')), timeoutMs);
+    });
+    await Promise.race([db.one('SELECT 1 AS ok'), timeout]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}

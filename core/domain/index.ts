@@ -1,0 +1,4 @@
+export * from './codes';
+export * from './book';
+export * from './fees';
+export * from './positions';

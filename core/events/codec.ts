@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import {
+  fixCodecSize,
+  getBooleanCodec,
+  getBytesCodec,
+  getI32Codec,
+  getI64Codec,
+  getNullableCodec,
+  getStructCodec,
+  getU16Codec,
+  getU32Codec,
+  getU64Codec,
+  getU8Codec,
+  transformCodec,
+  type Codec,
+} from '@solana/codecs';
+import { getAddressCodec } from '@solana/addresses';
+import idlJson from './idl.json';
+import { EVENT_KINDS, type EventKind, type ProgramEvent } from './types';
+
+/** The subset of the Anchor IDL (spec 0.1.0) this program uses. */
+type IdlType = 'u8' | 'u16' | 'u32' | 'u64' | 'i32' | 'i64' | 'bool' | 'pubkey' | { option: IdlType } | { array: [IdlType, number] };
+interface Idl {
+  address: string;
+  events: { name: string; discriminator: number[] }[];
+  types: { name: string; type: { kind: 'struct'; fields: { name: string; type: IdlType }[] } }[];
+}
+export const IDL = idlJson as Idl;
+
+/** Anchor's emit_cpi instruction tag: the u64 0x1d9acb512ea545e4 (sha256("anchor:event")[0..8]) in little-endian bytes. */
+export const EVENT_IX_TAG = Uint8Array.from([0xe4, 0x45, 0xa5, 0x2e, 0x51, 0xcb, 0x9a, 0x1d]);
+
+/** Anchor's event discriminator rule: sha256("event:<Name>")[0..8]. */
+export function anchorEventDiscriminator(name: string): Uint8Array {
+  return createHash('sha256').update(`event:${name}`).digest().subarray(0, 8);
+}
+
+export class EventDecodeError extends Error {
+  override name = 'EventDecodeError';
+  constructor(
+    readonly reason: 'unknown_discriminator' | 'undecodable',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+// Pre-built codecs are shared: they are stateless.
+const addressCodec = getAddressCodec() as unknown as Codec<string>;
+const hex32Codec = transformCodec(
+  fixCodecSize(getBytesCodec(), 32),
+  (hex: string) => Uint8Array.from(Buffer.from(hex, 'hex')),
+  (bytes) => Buffer.from(bytes).toString('hex'),
+) as unknown as Codec<string>;
+
+function codecFor(t: IdlType): Codec<unknown> {
+  if (typeof t === 'string') {
+    switch (t) {
+      case 'u8':
+        return getU8Codec() as Codec<unknown>;
+      case 'u16':
+        return getU16Codec() as Codec<unknown>;
+      case 'u32':
+        return getU32Codec() as Codec<unknown>;
+      case 'i32':
+        return getI32Codec() as Codec<unknown>;
+      case 'u64':
+        return getU64Codec() as unknown as Codec<unknown>;
+      case 'i64':
+        return getI64Codec() as unknown as Codec<unknown>;
+      case 'bool':
+        return getBooleanCodec() as Codec<unknown>;
+      case 'pubkey':
+        return addressCodec as Codec<unknown>;
+      default: {
+        const never: never = t;
+        throw new Error(`unsupported IDL type ${String(never)}`);
+      }
+    }
+  }
+  // Borsh Option<T>: a u8 tag (0 None, 1 Some) then T.
+  if ('option' in t) return getNullableCodec(codecFor(t.option)) as Codec<unknown>;
+  const [inner, len] = t.array;
+  if (inner === 'u8' && len === 32) return hex32Codec as Codec<unknown>;
+  throw new Error(`unsupported IDL array type ${JSON.stringify(t)}`);
+}
+
+interface KindCodec {
+  kind: EventKind;
+  discriminator: Uint8Array;
+  codec: Codec<Record<string, unknown>>;
+}
+
+function buildCodecs(): { byKind: Map<EventKind, KindCodec>; byDiscriminator: Map<string, KindCodec> } {
+  const byKind = new Map<EventKind, KindCodec>();
+  const byDiscriminator = new Map<string, KindCodec>();
+  for (const ev of IDL.events) {
+    if (!(EVENT_KINDS as readonly string[]).includes(ev.name)) throw new Error(`IDL event ${ev.name} has no TypeScript type`);
+    const def = IDL.types.find((t) => t.name === ev.name);
+    if (!def) throw new Error(`IDL event ${ev.name} has no type definition`);
+    const codec = getStructCodec(
+      def.type.fields.map((f) => [camel(f.name), codecFor(f.type)] as [string, Codec<unknown>]),
+    ) as unknown as Codec<Record<string, unknown>>;
+    const entry = { kind: ev.name as EventKind, discriminator: Uint8Array.from(ev.discriminator), codec };
+    byKind.set(entry.kind, entry);
+    byDiscriminator.set(Buffer.from(entry.discriminator).toString('hex'), entry);
+  }
+  return { byKind, byDiscriminator };
+}
+
+const { byKind, byDiscriminator } = buildCodecs();
+
+/** discriminator (8 bytes) + Borsh payload: the bytes of a `Program data:` line. */
+export function encodeEvent(event: ProgramEvent): Uint8Array {
+  const entry = byKind.get(event.kind);
+  if (!entry) throw new Error(`no codec for event kind ${event.kind}`);
+  const body = entry.codec.encode(event.data as unknown as Record<string, unknown>);
+  const out = new Uint8Array(8 + body.length);
+  out.set(entry.discriminator, 0);
+  out.set(body, 8);
+  return out;
+}
+
+/** Inverse of encodeEvent. Strict: unknown discriminator, short or trailing bytes throw. */
+export function decodeEvent(bytes: Uint8Array): ProgramEvent {
+  if (bytes.length < 8) throw new EventDecodeError('undecodable', `event is ${bytes.length} bytes, shorter than a discriminator`);
+  const disc = Buffer.from(bytes.subarray(0, 8)).toString('hex');
+  const entry = byDiscriminator.get(disc);
+  if (!entry) throw new EventDecodeError('unknown_discriminator', `unknown event discriminator ${disc}`);
+  let data: Record<string, unknown>;
+  let end: number;
+  try {
+    [data, end] = entry.codec.read(bytes, 8);
+  } catch (err) {
+    throw new EventDecodeError('undecodable', `${entry.kind}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (end !== bytes.length) {
+    throw new EventDecodeError('undecodable', `${entry.kind}: ${bytes.length - end} trailing byte(s)`);
+  }
+  return { kind: entry.kind, data } as unknown as ProgramEvent;
+}
+
+/** Kind of an event from its discriminator alone, or undefined. */
+export function eventKindOf(bytes: Uint8Array): EventKind | undefined {
+  return bytes.length >= 8 ? byDiscriminator.get(Buffer.from(bytes.subarray(0, 8)).toString('hex'))?.kind : undefined;
+}

@@ -1,0 +1,173 @@
+import bs58 from 'bs58';
+import { decodeEvent, EVENT_IX_TAG, EventDecodeError } from './codec';
+import type { RawInstruction, RawTransaction } from './transaction';
+import type { ProgramEvent } from './types';
+
+export interface ParsedEvent {
+  /** Position among this transaction's event payloads, in execution order: the key with the signature. */
+  index: number;
+  via: 'log' | 'cpi';
+  bytes: Uint8Array;
+  event: ProgramEvent;
+}
+
+export interface InvalidEvent {
+  index: number;
+  via: 'log' | 'cpi';
+  bytes: Uint8Array;
+  reason: 'unknown_discriminator' | 'undecodable';
+  detail: string;
+}
+
+export interface ParsedTransaction {
+  signature: string;
+  slot: number;
+  blockTime: number | null;
+  /** Failed transactions changed nothing on chain; their logs are ignored. */
+  failed: boolean;
+  /**
+   * The validator cut the log (`Log truncated`): events emitted through `Program data:`
+   * after the cut are lost, though emit_cpi events are still read from inner instructions.
+   */
+  truncated: boolean;
+  events: ParsedEvent[];
+  invalid: InvalidEvent[];
+}
+
+export class TransactionShapeError extends Error {
+  override name = 'TransactionShapeError';
+}
+
+const INVOKE = /^Program ([1-9A-HJ-NP-Za-km-z]{32,44}) invoke \[(\d+)\]$/;
+const RESULT = /^Program ([1-9A-HJ-NP-Za-km-z]{32,44}) (success|failed)/;
+const DATA = 'Program data: ';
+const TRUNCATED = 'Log truncated';
+
+function accountKeysOf(tx: RawTransaction): string[] {
+  const keys = tx.transaction.message.accountKeys.map((k) => (typeof k === 'string' ? k : k.pubkey));
+  const loaded = tx.meta?.loadedAddresses;
+  // v0 transactions: static keys, then writable, then readonly lookup-table addresses.
+  return loaded ? [...keys, ...loaded.writable, ...loaded.readonly] : keys;
+}
+
+function programOf(ix: RawInstruction, keys: string[]): string | undefined {
+  if (ix.programId) return ix.programId;
+  return ix.programIdIndex === undefined ? undefined : keys[ix.programIdIndex];
+}
+
+/** Bytes of an emit_cpi self-invocation's event (after the tag), or undefined if it is none. */
+function cpiEventBytes(ix: RawInstruction, keys: string[], programId: string): Uint8Array | undefined {
+  if (programOf(ix, keys) !== programId || !ix.data) return undefined;
+  let data: Uint8Array;
+  try {
+    data = bs58.decode(ix.data);
+  } catch {
+    return undefined;
+  }
+  if (data.length < 8 || !EVENT_IX_TAG.every((b, i) => data[i] === b)) return undefined;
+  return data.subarray(8);
+}
+
+function decodeBase64Strict(s: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return undefined;
+  return Buffer.from(s, 'base64');
+}
+
+/**
+ * Extracts our program's events from one transaction, in execution order:
+ * - `Program data: <base64>` lines while our program is on top of the invoke stack (a CPI
+ *   into another program that logs data does not count, nor does another program's data);
+ * - emit_cpi events: inner instructions to our program whose data starts with Anchor's
+ *   event tag. Each `invoke [n>1]` log line is matched to the next inner instruction of the
+ *   current top-level instruction, which places CPI events between log events exactly.
+ * Undecodable payloads keep their index and are returned in `invalid` for dead-lettering.
+ */
+export function parseTransaction(tx: RawTransaction, programId: string): ParsedTransaction {
+  const signature = tx.transaction?.signatures?.[0];
+  if (typeof signature !== 'string') throw new TransactionShapeError('transaction has no signature');
+  if (!Number.isSafeInteger(tx.slot) || tx.slot < 0) throw new TransactionShapeError('transaction has no valid slot');
+  const result: ParsedTransaction = {
+    signature,
+    slot: tx.slot,
+    blockTime: typeof tx.blockTime === 'number' ? tx.blockTime : null,
+    failed: tx.meta === null || (tx.meta.err !== null && tx.meta.err !== undefined),
+    truncated: false,
+    events: [],
+    invalid: [],
+  };
+  if (result.failed || !tx.meta) return result;
+
+  const keys = accountKeysOf(tx);
+  const inner = new Map<number, RawInstruction[]>();
+  for (const group of tx.meta.innerInstructions ?? []) inner.set(group.index, group.instructions);
+
+  let index = 0;
+  const push = (bytes: Uint8Array | undefined, via: 'log' | 'cpi', malformed?: string) => {
+    const i = index++;
+    if (!bytes) {
+      result.invalid.push({ index: i, via, bytes: new Uint8Array(), reason: 'undecodable', detail: malformed ?? 'malformed payload' });
+      return;
+    }
+    try {
+      result.events.push({ index: i, via, bytes, event: decodeEvent(bytes) });
+    } catch (err) {
+      const reason = err instanceof EventDecodeError ? err.reason : 'undecodable';
+      result.invalid.push({ index: i, via, bytes, reason, detail: err instanceof Error ? err.message : String(err) });
+    }
+  };
+
+  const seenInner = new Set<string>();
+  const logs = tx.meta.logMessages ?? null;
+  if (logs) {
+    const stack: string[] = [];
+    let top = -1;
+    let innerCursor = 0;
+    for (const line of logs) {
+      if (line === TRUNCATED) {
+        result.truncated = true;
+        break;
+      }
+      const invoke = INVOKE.exec(line);
+      if (invoke) {
+        const program = invoke[1] as string;
+        if (invoke[2] === '1') {
+          top += 1;
+          innerCursor = 0;
+        } else {
+          const pos = innerCursor++;
+          const ix = inner.get(top)?.[pos];
+          if (ix) {
+            seenInner.add(`${top}:${pos}`);
+            const bytes = cpiEventBytes(ix, keys, programId);
+            if (bytes) push(bytes, 'cpi');
+          }
+        }
+        stack.push(program);
+        continue;
+      }
+      if (RESULT.test(line)) {
+        stack.pop();
+        continue;
+      }
+      if (line.startsWith(DATA) && stack[stack.length - 1] === programId) {
+        const payload = line.slice(DATA.length);
+        // Anchor emits one base64 field per event; several fields are not an event of ours.
+        push(payload.includes(' ') ? undefined : decodeBase64Strict(payload), 'log', 'Program data line is not one base64 field');
+      }
+    }
+  }
+
+  // Without logs (or past a truncation) inner instructions are still complete: read the
+  // emit_cpi events the walk did not reach, in order.
+  if (!logs || result.truncated) {
+    const groups = [...inner.keys()].sort((a, b) => a - b);
+    for (const g of groups) {
+      (inner.get(g) ?? []).forEach((ix, pos) => {
+        if (seenInner.has(`${g}:${pos}`)) return;
+        const bytes = cpiEventBytes(ix, keys, programId);
+        if (bytes) push(bytes, 'cpi');
+      });
+    }
+  }
+  return result;
+}

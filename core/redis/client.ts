@@ -1,0 +1,49 @@
+import Redis, { type RedisOptions } from 'ioredis';
+
+export type { Redis };
+
+/**
+ * A client for commands. `enableOfflineQueue: false` makes commands fail at once while
+ * Redis is unreachable instead of piling up; callers fall back (insurance rate limiter)
+ * or report a clean error.
+ */
+export function createRedis(url: string, opts: RedisOptions = {}): Redis {
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5_000,
+    // Reconnect forever with capped backoff: an outage must heal without a restart.
+    retryStrategy: (times) => Math.min(times * 200, 5_000),
+    lazyConnect: false,
+    ...opts,
+  });
+}
+
+/** Resolves once the client is ready, or rejects after timeoutMs. */
+export function redisReady(client: Redis, timeoutMs = 5_000): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`Redis not ready after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+    };
+    client.on('ready', onReady);
+  });
+}
+
+export async function pingRedis(client: Redis): Promise<boolean> {
+  if (client.status !== 'ready') return false;
+  try {
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  }
+}

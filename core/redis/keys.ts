@@ -1,0 +1,21 @@
+/**
+ * Every Redis key and pub/sub channel of a tenant lives under `t:{tenant}:`, so tenants
+ * sharing one Redis never see each other's nonces, counters or messages, and a tenant's
+ * data can be found (and dropped) with one SCAN pattern.
+ */
+export function createKeys(tenant: string) {
+  const prefix = `t:${tenant}:`;
+  return {
+    prefix,
+    nonce: (scope: string, nonce: string) => `${prefix}nonce:${scope}:${nonce}`,
+    channel: (name: string) => `${prefix}ch:${name}`,
+    /** Inverse of channel(): the unprefixed name, or undefined for another tenant's channel. */
+    channelName: (redisChannel: string) =>
+      redisChannel.startsWith(`${prefix}ch:`) ? redisChannel.slice(prefix.length + 3) : undefined,
+    rateLimitPrefix: (tier: string) => `${prefix}rl:${tier}`,
+    wsConnections: (ip: string) => `${prefix}ws:ip:${ip}`,
+    stream: (name: string) => `${prefix}st:${name}`,
+  };
+}
+
+export type Keys = ReturnType<typeof createKeys>;

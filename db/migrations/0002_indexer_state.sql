@@ -1,0 +1,64 @@
+-- Up Migration
+-- The indexer's own bookkeeping. raw_events is the exactly-once ledger: a batch inserts its
+-- events here with ON CONFLICT DO NOTHING and applies only the rows that were new, in the
+-- same transaction that advances indexer_cursor.
+
+CREATE TABLE raw_events (
+  signature    TEXT NOT NULL,
+  event_index  INTEGER NOT NULL CHECK (event_index >= 0),
+  slot         BIGINT NOT NULL,
+  block_time   TIMESTAMPTZ,
+  kind         TEXT NOT NULL,
+  -- discriminator + Borsh payload exactly as emitted, so an event can be decoded again.
+  data         BYTEA NOT NULL,
+  PRIMARY KEY (signature, event_index)
+);
+CREATE INDEX raw_events_slot_idx ON raw_events (slot);
+
+-- Every program transaction seen, with or without events, so sources can skip what is done.
+CREATE TABLE processed_transactions (
+  signature    TEXT PRIMARY KEY,
+  slot         BIGINT NOT NULL,
+  block_time   TIMESTAMPTZ,
+  event_count  INTEGER NOT NULL,
+  failed       BOOLEAN NOT NULL DEFAULT false
+);
+CREATE INDEX processed_transactions_slot_idx ON processed_transactions (slot DESC);
+
+-- Written only in the batch transaction, together with the projections.
+CREATE TABLE indexer_cursor (
+  id                   SMALLINT PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+  last_processed_slot  BIGINT NOT NULL,
+  last_signature       TEXT,
+  last_activity_at     TIMESTAMPTZ NOT NULL,
+  events_applied       BIGINT NOT NULL DEFAULT 0
+);
+
+-- Written outside batches (heartbeat, chain tip, RPC health) so it never contends with them.
+CREATE TABLE indexer_status (
+  id              SMALLINT PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+  writer_id       TEXT NOT NULL,
+  chain_tip_slot  BIGINT,
+  rpc_connected   BOOLEAN NOT NULL DEFAULT false,
+  started_at      TIMESTAMPTZ NOT NULL,
+  heartbeat_at    TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE dead_letters (
+  id           BIGSERIAL PRIMARY KEY,
+  signature    TEXT NOT NULL,
+  -- -1 when the whole transaction could not be read (undecodable, truncated logs).
+  event_index  INTEGER NOT NULL CHECK (event_index >= -1),
+  slot         BIGINT,
+  kind         TEXT,
+  reason       TEXT NOT NULL,
+  detail       TEXT,
+  data         BYTEA,
+  source       TEXT NOT NULL,
+  created_at   TIMESTAMPTZ NOT NULL DEFAULT now(),
+  UNIQUE (signature, event_index)
+);
+CREATE INDEX dead_letters_reason_idx ON dead_letters (reason, id DESC);
+
+-- Down Migration
+DROP TABLE dead_letters, indexer_status, indexer_cursor, processed_transactions, raw_events;

@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createMetrics } from '../../core/telemetry/metrics';
+import { createLogger } from '../../core/telemetry/logger';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const CHILD = path.join(ROOT, 'test/fixtures/tracing-child.ts');
+
+describe('metrics', () => {
+  it('declares the six metric names of spec 4.9 in one registry', async () => {
+    const m = createMetrics({ processMetrics: false });
+    m.apiRequests.inc({ method: 'GET', route: '/api/v1/markets', status: '200' });
+    const text = await m.registry.metrics();
+    for (const name of [
+      'service_indexer_transactions_processed_total',
+      'service_indexer_slot_lag',
+      'service_indexer_processing_duration_seconds',
+      'service_api_requests_total',
+      'service_api_request_duration_seconds',
+      'service_rate_limit_exceeded_total',
+    ]) {
+      expect(text).toContain(`# TYPE ${name} `);
+    }
+    expect(text).toContain('service_api_requests_total{method="GET",route="/api/v1/markets",status="200"} 1');
+  });
+
+  it('keeps registries of two processes apart and adds process metrics when asked', async () => {
+    const a = createMetrics();
+    const b = createMetrics({ processMetrics: false });
+    a.indexerSlotLag.set(7);
+    expect(await a.registry.metrics()).toContain('process_cpu_user_seconds_total');
+    expect(await b.registry.metrics()).toContain('service_indexer_slot_lag 0');
+  });
+});
+
+describe('logger', () => {
+  it('writes JSON lines with service, tenant, ISO time and level names, without auth secrets', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info', service: 'api', tenant: 'acme', destination: { write: (l: string) => void lines.push(l) } });
+    logger.child({ requestId: 'r-1' }).info({ req: { headers: { authorization: 'Bearer s3cret', 'x-wallet-signature': 'sig' } } }, 'hello');
+    logger.debug('not at info level');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!);
+    expect(line).toMatchObject({ level: 'info', service: 'api', tenant: 'acme', requestId: 'r-1', msg: 'hello' });
+    expect(new Date(line.time).toISOString()).toBe(line.time);
+    expect(lines[0]).not.toContain('s3cret');
+    expect(line.traceId).toBeUndefined();
+  });
+});
+
+describe('tracing', () => {
+  /** A stand-in OTLP/HTTP collector: records what the exporter POSTs. */
+  async function startCollector() {
+    const requests: { url: string; body: string }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        requests.push({ url: req.url ?? '', body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { requests, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
+  }
+
+  it('exports spans over OTLP/HTTP when an endpoint is set, and logs carry the trace id', async () => {
+    const collector = await startCollector();
+    try {
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+      });
+      const out = JSON.parse(stdout.trim().split('\n').pop()!);
+      expect(out.enabled).toBe(true);
+      expect(out.log.traceId).toMatch(/^[0-9a-f]{32}$/);
+      const traces = collector.requests.filter((r) => r.url === '/v1/traces');
+      expect(traces.length).toBeGreaterThan(0);
+      const exported = traces.map((t) => t.body).join('\n');
+      expect(exported).toContain('tracing-child');
+      // The server span of the request the log line was written in.
+      expect(exported).toContain(out.log.traceId);
+    } finally {
+      collector.close();
+    }
+  });
+
+  it('exports nothing and adds no trace ids without an endpoint', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD], { cwd: ROOT, env: { PATH: process.env.PATH } });
+    const out = JSON.parse(stdout.trim().split('\n').pop()!);
+    expect(out.enabled).toBe(false);
+    expect(out.log.traceId).toBeUndefined();
+  });
+});

@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { ADMIN_DATABASE_URL, databaseUrl, runId, templateDatabaseName } from './env';
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: ADMIN_DATABASE_URL });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A database of this suite's own: a copy of the migrated template by default, or empty
+ * (`{ migrated: false }`) for migration tests. Drop it in afterAll; teardown drops any
+ * that a failed suite left.
+ */
+export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<TestDatabase> {
+  const run = runId();
+  const name = `${run}_${randomBytes(4).toString('hex')}`;
+  const template = opts.migrated === false ? 'template0' : templateDatabaseName(run);
+  await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+  };
+}
