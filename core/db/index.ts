@@ -38,10 +38,29 @@ export function createDatabase(opts: { url: string; poolMax?: number; applicatio
     db,
     pgp,
     helpers: pgp.helpers,
-    close: async () => {
-      await db.$pool.end();
-    },
+    close: () => closePool(db.$pool),
   };
+}
+
+/**
+ * pg-pool's end() resolves once its clients are detached, before their sockets close; a
+ * connection still closing can then receive a server-side termination as an unhandled error.
+ * Wait for every client's 'remove' (emitted after its socket ended).
+ */
+function closePool(pool: Db['$pool']): Promise<void> {
+  const open = pool.totalCount;
+  if (pool.ending) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    let removed = 0;
+    if (open === 0) {
+      pool.end().then(() => resolve(), reject);
+      return;
+    }
+    pool.on('remove', () => {
+      if (++removed >= open) resolve();
+    });
+    pool.end().catch(reject);
+  });
 }
 
 /** Cheap liveness check for /health and /ready. */

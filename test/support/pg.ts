@@ -19,6 +19,25 @@ async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
 }
 
 /**
+ * Waits (bounded) for the suite's own connections to finish closing, then drops; FORCE only
+ * ends whatever a failed test leaked.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  await admin(async (c) => {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const { rows } = await c.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [name],
+      );
+      if (rows[0]?.n === 0 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  });
+}
+
+/**
  * A database of this suite's own: a copy of the migrated template by default, or empty
  * (`{ migrated: false }`) for migration tests. Drop it in afterAll; teardown drops any
  * that a failed suite left.
@@ -31,6 +50,6 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
   return {
     name,
     url: databaseUrl(name),
-    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+    drop: () => dropDatabase(name),
   };
 }
