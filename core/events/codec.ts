@@ -14,7 +14,7 @@ import {
   transformCodec,
   type Codec,
 } from '@solana/codecs';
-import { getAddressCodec } from '@solana/addresses';
+import bs58 from 'bs58';
 import idlJson from './idl.json';
 import { EVENT_KINDS, type EventKind, type ProgramEvent } from './types';
 
@@ -47,8 +47,37 @@ export class EventDecodeError extends Error {
 
 const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
+/**
+ * Base58 is the slow part of every event (big-number division per address), and the same
+ * few thousand wallets and markets recur in every batch: both directions are memoised in
+ * bounded maps that start over when full.
+ */
+const MEMO_LIMIT = 200_000;
+const toBytes = new Map<string, Uint8Array>();
+const toBase58 = new Map<string, string>();
+function addressBytes(address: string): Uint8Array {
+  let b = toBytes.get(address);
+  if (!b) {
+    b = bs58.decode(address);
+    if (b.length !== 32) throw new Error(`address ${address} is ${b.length} bytes, not 32`);
+    if (toBytes.size >= MEMO_LIMIT) toBytes.clear();
+    toBytes.set(address, b);
+  }
+  return b;
+}
+function addressString(bytes: Uint8Array): string {
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  let s = toBase58.get(key);
+  if (s === undefined) {
+    s = bs58.encode(bytes);
+    if (toBase58.size >= MEMO_LIMIT) toBase58.clear();
+    toBase58.set(key, s);
+  }
+  return s;
+}
+
 // Pre-built codecs are shared: they are stateless.
-const addressCodec = getAddressCodec() as unknown as Codec<string>;
+const addressCodec = transformCodec(fixCodecSize(getBytesCodec(), 32), addressBytes, (bytes) => addressString(bytes as Uint8Array)) as unknown as Codec<string>;
 const hex32Codec = transformCodec(
   fixCodecSize(getBytesCodec(), 32),
   (hex: string) => Uint8Array.from(Buffer.from(hex, 'hex')),

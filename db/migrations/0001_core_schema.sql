@@ -1,5 +1,7 @@
 -- Up Migration
--- Every projection of spec part 2. Token amounts are NUMERIC so u64 values (and sums of
+-- Every projection of spec part 2. Row ids of indexer-written tables are assigned by the
+-- projector from indexer id counters committed in the same transaction as the rows, never
+-- from sequences (which do not roll back): a crashed and replayed batch yields the same ids. Token amounts are NUMERIC so u64 values (and sums of
 -- them) never lose precision; they leave the API as decimal strings. Each tenant has its
 -- own database, so no table carries a tenant column.
 
@@ -11,7 +13,7 @@ CREATE DOMAIN signed_amount AS NUMERIC(40, 0);
 CREATE DOMAIN bps AS INTEGER CHECK (VALUE BETWEEN 0 AND 10000);
 
 CREATE TABLE markets (
-  id                        BIGSERIAL PRIMARY KEY,
+  id                        BIGINT PRIMARY KEY,
   address                   TEXT NOT NULL UNIQUE,
   market_id                 u64 NOT NULL,
   oracle_feed               TEXT,
@@ -56,7 +58,7 @@ CREATE INDEX markets_upcoming_idx ON markets (t_start) WHERE state IN (0, 1);
 CREATE INDEX markets_creator_idx ON markets (creator, market_id DESC) WHERE creator IS NOT NULL;
 
 CREATE TABLE orders (
-  id               BIGSERIAL PRIMARY KEY,
+  id               BIGINT PRIMARY KEY,
   market_address   TEXT NOT NULL REFERENCES markets (address),
   order_id         u64 NOT NULL,
   owner            TEXT NOT NULL,
@@ -89,7 +91,7 @@ CREATE TABLE orderbook_levels (
 );
 
 CREATE TABLE trades (
-  id                       BIGSERIAL PRIMARY KEY,
+  id                       BIGINT PRIMARY KEY,
   market_address           TEXT NOT NULL REFERENCES markets (address),
   maker_order_id           u64 NOT NULL,
   taker_order_id           u64 NOT NULL,
@@ -118,7 +120,7 @@ CREATE INDEX trades_taker_idx ON trades (taker, id DESC);
 CREATE INDEX trades_executed_idx ON trades (executed_at);
 
 CREATE TABLE positions (
-  id                    BIGSERIAL PRIMARY KEY,
+  id                    BIGINT PRIMARY KEY,
   address               TEXT NOT NULL UNIQUE,
   market_address        TEXT NOT NULL REFERENCES markets (address),
   owner                 TEXT NOT NULL,
@@ -128,6 +130,9 @@ CREATE TABLE positions (
   total_bought          amount NOT NULL DEFAULT 0,
   total_sold            amount NOT NULL DEFAULT 0,
   fees_paid             amount NOT NULL DEFAULT 0,
+  -- Net cost per side (buys minus sells, before fees): the cost basis of settled trades.
+  yes_cost              signed_amount NOT NULL DEFAULT 0,
+  no_cost               signed_amount NOT NULL DEFAULT 0,
   settled               BOOLEAN NOT NULL DEFAULT false,
   payout                amount NOT NULL DEFAULT 0,
   created_at            TIMESTAMPTZ NOT NULL,
@@ -142,7 +147,7 @@ CREATE INDEX positions_owner_settled_idx ON positions (owner, settled, id DESC);
 -- defaults apply while the table is empty. Invalid splits are stored (and reported by
 -- /v2/fee-config invariants), so the split sum is deliberately not a constraint.
 CREATE TABLE fee_config_history (
-  id                  BIGSERIAL PRIMARY KEY,
+  id                  BIGINT PRIMARY KEY,
   fee_cap_bps         bps NOT NULL,
   decay_rate_bps      bps NOT NULL,
   protocol_share_bps  bps NOT NULL,
@@ -157,7 +162,7 @@ CREATE TABLE fee_config_history (
 CREATE INDEX fee_config_history_newest_idx ON fee_config_history (slot DESC, event_index DESC);
 
 CREATE TABLE tick_size_history (
-  id             BIGSERIAL PRIMARY KEY,
+  id             BIGINT PRIMARY KEY,
   tick_size_bps  INTEGER NOT NULL CHECK (tick_size_bps BETWEEN 1 AND 10000),
   changed_at     TIMESTAMPTZ NOT NULL,
   slot           BIGINT NOT NULL,
@@ -184,7 +189,6 @@ CREATE TABLE referrer_earnings (
   accumulated      amount NOT NULL DEFAULT 0,
   total_earned     amount NOT NULL DEFAULT 0,
   total_claimed    amount NOT NULL DEFAULT 0,
-  referees_count   INTEGER NOT NULL DEFAULT 0 CHECK (referees_count >= 0),
   last_credit_at   TIMESTAMPTZ,
   PRIMARY KEY (wallet, settlement_mint),
   CHECK (total_earned = accumulated + total_claimed)
@@ -192,7 +196,7 @@ CREATE TABLE referrer_earnings (
 CREATE INDEX referrer_earnings_leaderboard_idx ON referrer_earnings (total_earned DESC, wallet);
 
 CREATE TABLE referrer_credits (
-  id               BIGSERIAL PRIMARY KEY,
+  id               BIGINT PRIMARY KEY,
   referrer         TEXT NOT NULL,
   referee          TEXT NOT NULL,
   market_address   TEXT NOT NULL,
@@ -207,7 +211,7 @@ CREATE TABLE referrer_credits (
 CREATE INDEX referrer_credits_referrer_idx ON referrer_credits (referrer, referee);
 
 CREATE TABLE referrer_claims (
-  id               BIGSERIAL PRIMARY KEY,
+  id               BIGINT PRIMARY KEY,
   wallet           TEXT NOT NULL,
   settlement_mint  TEXT NOT NULL,
   token_account    TEXT NOT NULL,
@@ -221,7 +225,7 @@ CREATE TABLE referrer_claims (
 CREATE INDEX referrer_claims_wallet_idx ON referrer_claims (wallet, id DESC);
 
 CREATE TABLE creator_fee_accruals (
-  id              BIGSERIAL PRIMARY KEY,
+  id              BIGINT PRIMARY KEY,
   market_address  TEXT NOT NULL REFERENCES markets (address),
   creator         TEXT NOT NULL,
   amount          u64 NOT NULL,
@@ -234,7 +238,7 @@ CREATE TABLE creator_fee_accruals (
 CREATE INDEX creator_fee_accruals_market_idx ON creator_fee_accruals (market_address);
 
 CREATE TABLE creator_fee_claims (
-  id                     BIGSERIAL PRIMARY KEY,
+  id                     BIGINT PRIMARY KEY,
   market_address         TEXT NOT NULL REFERENCES markets (address),
   creator                TEXT NOT NULL,
   creator_token_account  TEXT NOT NULL,
@@ -278,13 +282,14 @@ CREATE INDEX user_stats_pnl_idx ON user_stats (total_pnl DESC, wallet);
 
 -- One row per settled position side (spec 2.13), paged by keyset (settled_at, id).
 CREATE TABLE settled_trades (
-  id              BIGSERIAL PRIMARY KEY,
+  id              BIGINT PRIMARY KEY,
   wallet          TEXT NOT NULL,
   market_address  TEXT NOT NULL REFERENCES markets (address),
   market_id       u64 NOT NULL,
   side            TEXT NOT NULL CHECK (side IN ('yes', 'no')),
   shares          u64 NOT NULL,
-  cost            amount NOT NULL,
+  -- Net cost basis of the side (buys minus sells): negative when sells returned more.
+  cost            signed_amount NOT NULL,
   payout          amount NOT NULL,
   pnl             signed_amount NOT NULL,
   is_win          BOOLEAN NOT NULL,

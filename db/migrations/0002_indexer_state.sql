@@ -30,9 +30,16 @@ CREATE TABLE indexer_cursor (
   id                   SMALLINT PRIMARY KEY DEFAULT 1 CHECK (id = 1),
   last_processed_slot  BIGINT NOT NULL,
   last_signature       TEXT,
-  last_activity_at     TIMESTAMPTZ NOT NULL,
-  events_applied       BIGINT NOT NULL DEFAULT 0
+  last_activity_at     TIMESTAMPTZ,
+  last_block_time      TIMESTAMPTZ,
+  events_applied       BIGINT NOT NULL DEFAULT 0,
+  -- Fencing token: bumped by each process that becomes the writer; a batch commits only
+  -- while the token is still its own, so a writer that lost its lock cannot write.
+  writer_epoch         BIGINT NOT NULL DEFAULT 0,
+  -- Next row id per table (see 0001).
+  next_ids             JSONB NOT NULL DEFAULT '{}'
 );
+INSERT INTO indexer_cursor (id, last_processed_slot) VALUES (1, 0);
 
 -- Written outside batches (heartbeat, chain tip, RPC health) so it never contends with them.
 CREATE TABLE indexer_status (

@@ -1,0 +1,60 @@
+/** Health and readiness bodies of spec 2.15, shared by the API and the indexer processes. */
+export const SYNCED_MAX_SLOT_LAG = 100;
+
+export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
+
+export interface HealthInputs {
+  dbConnected: boolean;
+  rpcConnected: boolean;
+  indexerRunning: boolean;
+  slotLag: number | null;
+  lastProcessedSlot: string | null;
+  lastActivityAt: Date | null;
+  startedAt: number;
+  now?: Date;
+}
+
+export interface HealthCheck {
+  name: 'database' | 'rpc' | 'indexer' | 'slot_lag';
+  status: 'pass' | 'fail' | 'warn';
+  message: string;
+}
+
+/**
+ * Database and indexer are critical (their failure is `unhealthy`, HTTP 503); RPC and slot
+ * lag are not (their failure is `degraded`: the data is served, only staler).
+ */
+export function buildHealth(i: HealthInputs) {
+  const now = i.now ?? new Date();
+  const lagOk = i.slotLag !== null && i.slotLag <= SYNCED_MAX_SLOT_LAG;
+  const checks: HealthCheck[] = [
+    { name: 'database', status: i.dbConnected ? 'pass' : 'fail', message: i.dbConnected ? 'connected' : 'database unreachable' },
+    { name: 'rpc', status: i.rpcConnected ? 'pass' : 'warn', message: i.rpcConnected ? 'connected' : 'chain RPC unreachable' },
+    { name: 'indexer', status: i.indexerRunning ? 'pass' : 'fail', message: i.indexerRunning ? 'running' : 'indexer not running' },
+    {
+      name: 'slot_lag',
+      status: lagOk ? 'pass' : 'warn',
+      message: i.slotLag === null ? 'slot lag unknown' : `${i.slotLag} slots behind (limit ${SYNCED_MAX_SLOT_LAG})`,
+    },
+  ];
+  const status: HealthStatus = checks.some((c) => c.status === 'fail')
+    ? 'unhealthy'
+    : checks.some((c) => c.status !== 'pass')
+      ? 'degraded'
+      : 'healthy';
+  return {
+    status,
+    slotLag: i.slotLag ?? 0,
+    lastProcessedSlot: i.lastProcessedSlot ?? '0',
+    lastActivityAt: (i.lastActivityAt ?? new Date(i.startedAt)).toISOString(),
+    dbConnected: i.dbConnected,
+    rpcConnected: i.rpcConnected,
+    indexerRunning: i.indexerRunning,
+    uptime: Math.floor((now.getTime() - i.startedAt) / 1000),
+    timestamp: now.toISOString(),
+    checks,
+  };
+}
+
+export const isSynced = (i: Pick<HealthInputs, 'dbConnected' | 'rpcConnected' | 'indexerRunning' | 'slotLag'>) =>
+  i.indexerRunning && i.dbConnected && i.rpcConnected && i.slotLag !== null && i.slotLag <= SYNCED_MAX_SLOT_LAG;

@@ -1,0 +1,148 @@
+import { hostname } from 'node:os';
+import type { IMain } from 'pg-promise';
+import type { Common } from '../core/common';
+import type { Db } from '../core/db';
+import type { Bus } from '../core/redis/bus';
+import { createProjector, FencedError, type BatchResult } from './project';
+import { createPublisher } from './publish';
+import type { Source } from './sources/types';
+import { acquireWriterLock, type WriterLock } from './writer-lock';
+
+export type IndexerRole = 'starting' | 'standby' | 'writer' | 'stopped' | 'failed';
+
+export interface IndexerStatus {
+  role: IndexerRole;
+  lastProcessedSlot: number | null;
+  chainTip: number | null;
+  lastError: string | null;
+}
+
+export interface Indexer {
+  /** Runs until the source is exhausted or shutdown starts; waits as standby while another process writes. */
+  run(): Promise<void>;
+  status(): IndexerStatus;
+  /** Resolves after the batch in flight (if any) committed and published. */
+  stop(): Promise<void>;
+  onBatch(listener: (r: BatchResult) => void): void;
+}
+
+export function createIndexer(opts: {
+  common: Common;
+  db: Db;
+  pgp: IMain;
+  databaseUrl: string;
+  bus: Bus | undefined;
+  source: Source;
+  heartbeatMs?: number;
+}): Indexer {
+  const { common, db, source } = opts;
+  const { logger, metrics, config } = common;
+  const writerId = `${hostname()}:${process.pid}`;
+  const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name });
+  const publish = createPublisher({ bus: opts.bus, logger, metrics });
+  const controller = new AbortController();
+  common.shutdown.signal.addEventListener('abort', () => controller.abort(), { once: true });
+  const listeners: ((r: BatchResult) => void)[] = [];
+  const st: IndexerStatus = { role: 'starting', lastProcessedSlot: null, chainTip: null, lastError: null };
+  let running: Promise<void> | undefined;
+  let lock: WriterLock | undefined;
+
+  async function heartbeat(): Promise<void> {
+    try {
+      st.chainTip = await source.chainTip();
+    } catch {
+      // The source counts its own RPC errors; the tip just stays unknown.
+    }
+    if (st.chainTip !== null && st.lastProcessedSlot !== null) metrics.indexerSlotLag.set(Math.max(0, st.chainTip - st.lastProcessedSlot));
+    if (st.role !== 'writer') return;
+    await db
+      .none(
+        `INSERT INTO indexer_status (id, writer_id, chain_tip_slot, rpc_connected, started_at, heartbeat_at)
+         VALUES (1, $1, $2, $3, now(), now())
+         ON CONFLICT (id) DO UPDATE SET writer_id = EXCLUDED.writer_id, chain_tip_slot = EXCLUDED.chain_tip_slot,
+           rpc_connected = EXCLUDED.rpc_connected, heartbeat_at = now(),
+           started_at = CASE WHEN indexer_status.writer_id = EXCLUDED.writer_id THEN indexer_status.started_at ELSE now() END`,
+        [writerId, st.chainTip, source.connected()],
+      )
+      .catch((err: unknown) => logger.warn({ err }, 'heartbeat write failed'));
+  }
+
+  async function loop(): Promise<void> {
+    metrics.indexerIsWriter.set(0);
+    st.role = 'standby';
+    lock = await acquireWriterLock({
+      databaseUrl: opts.databaseUrl,
+      tenant: config.tenantId,
+      signal: controller.signal,
+      onWaiting: () => logger.info('another indexer is writing; waiting as hot standby'),
+    });
+    if (!lock) return;
+    st.role = 'writer';
+    st.lastProcessedSlot = lock.cursor.lastSlot;
+    metrics.indexerIsWriter.set(1);
+    metrics.indexerLastProcessedSlot.set(lock.cursor.lastSlot);
+    logger.info({ epoch: lock.epoch, fromSlot: lock.cursor.lastSlot }, 'writer lock acquired');
+    void lock.lost.then((err) => {
+      if (st.role === 'writer' && !controller.signal.aborted) {
+        logger.error({ err }, 'writer lock lost; stopping');
+        st.lastError = 'writer lock lost';
+        controller.abort();
+      }
+    });
+    await heartbeat();
+    const timer = setInterval(() => void heartbeat(), opts.heartbeatMs ?? 5_000);
+    timer.unref();
+    try {
+      for await (const txs of source.batches(lock.cursor, controller.signal)) {
+        const end = metrics.indexerProcessingDuration.startTimer();
+        const result = await projector.applyBatch(txs, { writerEpoch: lock.epoch });
+        end();
+        const committedAt = performance.now();
+        metrics.indexerTransactionsProcessed.inc({ source: source.name }, result.transactions);
+        for (const [kind, n] of result.appliedByKind) metrics.indexerEventsApplied.inc({ kind }, n);
+        metrics.indexerDuplicateEvents.inc(result.duplicates);
+        for (const d of result.deadLetters) {
+          metrics.indexerDeadLetters.inc({ reason: d.reason });
+          logger.warn({ signature: d.signature, eventIndex: d.eventIndex, kind: d.kind, reason: d.reason, detail: d.detail }, 'dead letter');
+        }
+        if (result.slot !== null) {
+          st.lastProcessedSlot = Math.max(st.lastProcessedSlot ?? 0, result.slot);
+          metrics.indexerLastProcessedSlot.set(st.lastProcessedSlot);
+          if (st.chainTip !== null) metrics.indexerSlotLag.set(Math.max(0, st.chainTip - st.lastProcessedSlot));
+        }
+        await publish(result.messages, committedAt);
+        for (const l of listeners) l(result);
+      }
+      await heartbeat();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  return {
+    run() {
+      running ??= loop().then(
+        () => {
+          st.role = 'stopped';
+        },
+        (err: unknown) => {
+          st.role = 'failed';
+          st.lastError = err instanceof FencedError ? 'fenced: another writer took over' : 'indexer loop failed';
+          metrics.indexerIsWriter.set(0);
+          throw err;
+        },
+      ).finally(async () => {
+        await lock?.release();
+      });
+      return running;
+    },
+    status: () => ({ ...st }),
+    async stop() {
+      controller.abort();
+      await running?.catch(() => {});
+    },
+    onBatch(listener) {
+      listeners.push(listener);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+// Indexer process entry point: `npm run indexer -- --source rpc|simulator|webhook [...]`.
+// Tracing starts before anything else is loaded (it patches http, pg and ioredis on load).
+import { parseArgs } from 'node:util';
+import { loadConfigOrExit } from '../core/config';
+import { startTracing } from '../core/telemetry/tracing';
+
+const USAGE = `usage: npm run indexer -- [options]
+  --source rpc|simulator|webhook   where transactions come from (default rpc: RPC_URL / RPC_WS_URL)
+  --seed N                         simulator seed (default 1)
+  --until-slot N                   simulator: stop after slot N (a reproducible run)
+  --realtime                       simulator: one slot per 400 ms instead of as fast as possible
+  --feeds N                        simulator: oracle feeds, one market per epoch each (default 2)
+  --epoch-seconds N                simulator: market duration (default 60)
+  --batch-size N                   most transactions per database transaction (default 2000)
+  --no-progress                    no progress bar
+  --help`;
+
+let args: ReturnType<typeof parse>;
+function parse() {
+  return parseArgs({
+    options: {
+      source: { type: 'string', default: 'rpc' },
+      seed: { type: 'string', default: '1' },
+      'until-slot': { type: 'string' },
+      realtime: { type: 'boolean', default: false },
+      feeds: { type: 'string', default: '2' },
+      'epoch-seconds': { type: 'string', default: '60' },
+      'batch-size': { type: 'string', default: '2000' },
+      'no-progress': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+}
+try {
+  args = parse();
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
+  process.exit(2);
+}
+if (args.values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const intArg = (name: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    process.stderr.write(`--${name} must be a non-negative integer (got ${value})\n`);
+    process.exit(2);
+  }
+  return n;
+};
+const source = args.values.source;
+if (source !== 'rpc' && source !== 'simulator' && source !== 'webhook') {
+  process.stderr.write(`--source must be rpc, simulator or webhook (got ${source})\n`);
+  process.exit(2);
+}
+
+const config = loadConfigOrExit();
+const tracing = startTracing({ endpoint: config.otel.endpoint, serviceName: config.otel.serviceName ?? 'market-indexer-indexer', tenant: config.tenantId });
+
+// Loaded after tracing on purpose.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { runIndexer } = require('./run') as typeof import('./run');
+void runIndexer(config, tracing, {
+  source,
+  seed: intArg('seed', args.values.seed)!,
+  untilSlot: intArg('until-slot', args.values['until-slot']),
+  realtime: args.values.realtime ?? false,
+  feeds: intArg('feeds', args.values.feeds)!,
+  epochSeconds: intArg('epoch-seconds', args.values['epoch-seconds'])!,
+  batchSize: intArg('batch-size', args.values['batch-size'])!,
+  progress: !args.values['no-progress'],
+});

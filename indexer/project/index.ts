@@ -1,0 +1,289 @@
+import type { IMain } from 'pg-promise';
+import type { Db } from '../../core/db';
+import { parseTransaction, TransactionShapeError, type ParsedTransaction, type ProgramEvent, type RawTransaction } from '../../core/events';
+import { applyEvent } from './apply';
+import { Contradiction, type EventContext } from './context';
+import { loadState } from './load';
+import type { AchievementDef, MarketRow } from './rows';
+import { BatchState, PUBLISHED_MARKET_FIELDS } from './state';
+import { createWriters, writeState } from './write';
+
+export interface BusMessage {
+  channel: string;
+  data: Record<string, unknown>;
+}
+
+export interface DeadLetter {
+  signature: string;
+  eventIndex: number;
+  slot: number | null;
+  kind: string | null;
+  reason: string;
+  detail: string;
+  data: Uint8Array | null;
+}
+
+export interface BatchResult {
+  transactions: number;
+  /** Events applied for the first time. */
+  applied: number;
+  appliedByKind: Map<string, number>;
+  /** Events already in the ledger (replays, duplicate deliveries). */
+  duplicates: number;
+  /** Dead letters stored for the first time by this batch. */
+  deadLetters: DeadLetter[];
+  /** Highest slot in the batch, or null for an empty batch. */
+  slot: number | null;
+  messages: BusMessage[];
+  /** Milliseconds spent per phase, for the benchmark and slow-batch logs. */
+  phases: { parse: number; ledger: number; load: number; apply: number; write: number; commit: number };
+}
+
+/** Thrown when another process became the writer: this one must stop writing. */
+export class FencedError extends Error {
+  override name = 'FencedError';
+}
+
+interface NewEvent {
+  ctx: EventContext;
+  event: ProgramEvent;
+  bytes: Uint8Array;
+}
+
+const jsonValue = (v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v instanceof Date ? v.toISOString() : v);
+
+export interface Projector {
+  applyBatch(transactions: RawTransaction[], opts: { writerEpoch: number }): Promise<BatchResult>;
+}
+
+/**
+ * Applies ordered batches of program transactions exactly once: in one PostgreSQL
+ * transaction it inserts the raw events (the ledger), applies only those that were new, and
+ * advances the cursor. Nothing is published here: the caller publishes `messages` after the
+ * commit returned.
+ */
+export function createProjector(opts: { db: Db; pgp: IMain; programId: string; source?: string }): Projector {
+  const writers = createWriters(opts.pgp);
+  const source = opts.source ?? 'unknown';
+  let achievements: AchievementDef[] | undefined;
+
+  const rawCs = new opts.pgp.helpers.ColumnSet(['signature', 'event_index', 'slot', 'block_time', 'kind', 'data'], { table: 'raw_events' });
+  const txCs = new opts.pgp.helpers.ColumnSet(['signature', 'slot', 'block_time', 'event_count', 'failed'], { table: 'processed_transactions' });
+  const dlCs = new opts.pgp.helpers.ColumnSet(['signature', 'event_index', 'slot', 'kind', 'reason', 'detail', 'data', 'source'], { table: 'dead_letters' });
+
+  async function applyBatch(transactions: RawTransaction[], { writerEpoch }: { writerEpoch: number }): Promise<BatchResult> {
+    const result: BatchResult = {
+      transactions: 0,
+      applied: 0,
+      appliedByKind: new Map(),
+      duplicates: 0,
+      deadLetters: [],
+      slot: null,
+      messages: [],
+      phases: { parse: 0, ledger: 0, load: 0, apply: 0, write: 0, commit: 0 },
+    };
+    let mark = performance.now();
+    const phase = (name: keyof BatchResult['phases']) => {
+      const now = performance.now();
+      result.phases[name] += now - mark;
+      mark = now;
+    };
+    const parsed: ParsedTransaction[] = [];
+    const candidates: DeadLetter[] = [];
+    const seen = new Set<string>();
+    for (const raw of transactions) {
+      let p: ParsedTransaction;
+      try {
+        p = parseTransaction(raw, opts.programId);
+      } catch (err) {
+        const signature = raw?.transaction?.signatures?.[0];
+        if (typeof signature !== 'string' || !(err instanceof TransactionShapeError)) throw err;
+        candidates.push({ signature, eventIndex: -1, slot: null, kind: null, reason: 'malformed_transaction', detail: err.message, data: null });
+        continue;
+      }
+      if (seen.has(p.signature)) continue;
+      seen.add(p.signature);
+      parsed.push(p);
+    }
+    // Sources deliver in order; a stable sort by slot guards against a merged delivery.
+    parsed.sort((a, b) => a.slot - b.slot);
+    result.transactions = parsed.length;
+    if (parsed.length) result.slot = parsed[parsed.length - 1]!.slot;
+
+    const rawRows: Record<string, unknown>[] = [];
+    const eventsByKey = new Map<string, NewEvent>();
+    for (const p of parsed) {
+      const blockTime = new Date((p.blockTime ?? 0) * 1000);
+      for (const inv of p.invalid) {
+        candidates.push({ signature: p.signature, eventIndex: inv.index, slot: p.slot, kind: null, reason: inv.reason, detail: inv.detail, data: inv.bytes });
+      }
+      // Events after a cut log are lost; applying part of a transaction would be wrong, so a
+      // truncated transaction that emitted through logs is held back whole.
+      if (p.truncated && (p.events.some((e) => e.via === 'log') || p.events.length === 0)) {
+        candidates.push({ signature: p.signature, eventIndex: -1, slot: p.slot, kind: null, reason: 'log_truncated', detail: 'the validator truncated the log; events may be missing', data: null });
+        continue;
+      }
+      if (p.blockTime === null && p.events.length) {
+        candidates.push({ signature: p.signature, eventIndex: -1, slot: p.slot, kind: null, reason: 'missing_block_time', detail: 'the transaction has no block time', data: null });
+        continue;
+      }
+      for (const e of p.events) {
+        rawRows.push({ signature: p.signature, event_index: e.index, slot: p.slot, block_time: blockTime, kind: e.event.kind, data: Buffer.from(e.bytes) });
+        eventsByKey.set(`${p.signature}:${e.index}`, {
+          ctx: { signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime },
+          event: e.event,
+          bytes: e.bytes,
+        });
+      }
+    }
+
+    phase('parse');
+    const state = await opts.db.tx('index-batch', async (t) => {
+      const cursor = await t.one<{ writer_epoch: string; next_ids: Record<string, number> }>(
+        'SELECT writer_epoch, next_ids FROM indexer_cursor WHERE id = 1 FOR UPDATE',
+      );
+      if (Number(cursor.writer_epoch) !== writerEpoch) {
+        throw new FencedError(`writer epoch is ${cursor.writer_epoch}, this process holds ${writerEpoch}`);
+      }
+      achievements ??= await t.map('SELECT id, code, metric, threshold FROM achievements ORDER BY id', [], (r: { id: number; code: string; metric: string; threshold: number }) => ({
+        id: r.id,
+        code: r.code,
+        metric: r.metric,
+        threshold: r.threshold,
+      }));
+
+      if (parsed.length) {
+        await t.none(
+          opts.pgp.helpers.insert(
+            parsed.map((p) => ({
+              signature: p.signature,
+              slot: p.slot,
+              block_time: p.blockTime === null ? null : new Date(p.blockTime * 1000),
+              event_count: p.events.length + p.invalid.length,
+              failed: p.failed,
+            })),
+            txCs,
+          ) + ' ON CONFLICT DO NOTHING',
+        );
+      }
+
+      // The ledger decides what is new: only rows this insert created are applied.
+      const fresh: NewEvent[] = [];
+      for (let i = 0; i < rawRows.length; i += 5_000) {
+        const inserted = await t.map(
+          opts.pgp.helpers.insert(rawRows.slice(i, i + 5_000), rawCs) + ' ON CONFLICT DO NOTHING RETURNING signature, event_index',
+          [],
+          (r: { signature: string; event_index: number }) => `${r.signature}:${r.event_index}`,
+        );
+        for (const key of inserted) fresh.push(eventsByKey.get(key)!);
+      }
+      // RETURNING order is not guaranteed: restore chain order.
+      const order = new Map([...eventsByKey.keys()].map((k, i) => [k, i]));
+      fresh.sort((a, b) => order.get(`${a.ctx.signature}:${a.ctx.eventIndex}`)! - order.get(`${b.ctx.signature}:${b.ctx.eventIndex}`)!);
+      result.duplicates = rawRows.length - fresh.length;
+      phase('ledger');
+
+      const st = new BatchState({ ...cursor.next_ids }, achievements);
+      await loadState(t, st, fresh.map((f) => f.event));
+      phase('load');
+      for (const f of fresh) {
+        try {
+          applyEvent(st, f.event, f.ctx);
+          result.applied += 1;
+          result.appliedByKind.set(f.event.kind, (result.appliedByKind.get(f.event.kind) ?? 0) + 1);
+        } catch (err) {
+          if (!(err instanceof Contradiction)) throw err;
+          candidates.push({ signature: f.ctx.signature, eventIndex: f.ctx.eventIndex, slot: f.ctx.slot, kind: f.event.kind, reason: err.reason, detail: err.message, data: f.bytes });
+        }
+      }
+      finalizeBook(st);
+      phase('apply');
+      await writeState(t, opts.pgp, writers, st);
+
+      if (candidates.length) {
+        const stored = await t.map(
+          opts.pgp.helpers.insert(
+            candidates.map((d) => ({ signature: d.signature, event_index: d.eventIndex, slot: d.slot, kind: d.kind, reason: d.reason, detail: d.detail, data: d.data ? Buffer.from(d.data) : null, source })),
+            dlCs,
+          ) + ' ON CONFLICT DO NOTHING RETURNING signature, event_index',
+          [],
+          (r: { signature: string; event_index: number }) => `${r.signature}:${r.event_index}`,
+        );
+        const storedSet = new Set(stored);
+        result.deadLetters = candidates.filter((d) => storedSet.has(`${d.signature}:${d.eventIndex}`));
+      }
+
+      const last = parsed[parsed.length - 1];
+      await t.none(
+        `UPDATE indexer_cursor SET
+           last_processed_slot = GREATEST(last_processed_slot, $1),
+           last_signature = COALESCE($2, last_signature),
+           last_block_time = COALESCE($3, last_block_time),
+           last_activity_at = now(),
+           events_applied = events_applied + $4,
+           next_ids = $5
+         WHERE id = 1`,
+        [result.slot ?? 0, last?.signature ?? null, last?.blockTime ? new Date(last.blockTime * 1000) : null, result.applied, st.idCounters()],
+      );
+      phase('write');
+      return st;
+    });
+    phase('commit');
+
+    if (result.slot !== null) result.messages = buildMessages(state, result.slot);
+    return result;
+  }
+
+  return { applyBatch };
+}
+
+/** Best bid and ask of every market whose book changed, from its level rows. */
+function finalizeBook(st: BatchState): void {
+  if (!st.bookTouched.size) return;
+  const best = new Map<string, { bid: number | null; ask: number | null }>();
+  for (const m of st.bookTouched) best.set(m, { bid: null, ask: null });
+  for (const l of st.levels.rows.values()) {
+    const b = best.get(l.marketAddress);
+    if (!b || l.quantity <= 0n) continue;
+    if (l.bookSide === 0) b.bid = b.bid === null ? l.priceBps : Math.max(b.bid, l.priceBps);
+    else b.ask = b.ask === null ? l.priceBps : Math.min(b.ask, l.priceBps);
+  }
+  for (const [address, b] of best) {
+    const m = st.markets.get(address);
+    if (!m || (m.bestBid === b.bid && m.bestAsk === b.ask)) continue;
+    m.bestBid = b.bid;
+    m.bestAsk = b.ask;
+    st.markets.touch(address);
+  }
+}
+
+/** One message per changed market field, top-of-book change and touched position. */
+function buildMessages(st: BatchState, slot: number): BusMessage[] {
+  const out: BusMessage[] = [];
+  for (const [address, before] of st.marketsBefore) {
+    const m = st.markets.get(address) as MarketRow | undefined;
+    if (!m) continue;
+    const marketId = m.marketId.toString();
+    for (const field of PUBLISHED_MARKET_FIELDS) {
+      const value = m[field];
+      if (before && before[field] === value) continue;
+      if (!before && (value === null || value === 0 || value === 0n)) continue;
+      out.push({ channel: `market:${marketId}`, data: { marketId, field, value: jsonValue(value), slot } });
+    }
+    if (!before || before.bestBid !== m.bestBid || before.bestAsk !== m.bestAsk) {
+      if (before || m.bestBid !== null || m.bestAsk !== null) {
+        out.push({ channel: `orderbook:${marketId}`, data: { marketId, bestBid: m.bestBid, bestAsk: m.bestAsk, slot } });
+      }
+    }
+  }
+  for (const address of st.touchedPositions) {
+    const p = st.positions.get(address);
+    const m = p && st.markets.get(p.marketAddress);
+    if (!p || !m) continue;
+    out.push({
+      channel: `positions:${p.owner}`,
+      data: { marketId: m.marketId.toString(), owner: p.owner, yesShares: p.yesShares.toString(), noShares: p.noShares.toString(), slot },
+    });
+  }
+  return out;
+}

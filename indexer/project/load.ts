@@ -1,0 +1,305 @@
+import type { ITask } from 'pg-promise';
+import type { ProgramEvent } from '../../core/events';
+import type {
+  LevelRow,
+  MarketRow,
+  OrderRow,
+  PositionRow,
+  ReferralLockRow,
+  ReferrerEarningsRow,
+  TraderActivityRow,
+  UserAchievementRow,
+  UserStatsRow,
+} from './rows';
+import { achievementKey, earningsKey, levelKey, orderKey, type BatchState } from './state';
+
+type Row = Record<string, unknown>;
+const big = (v: unknown) => BigInt(v as string);
+const bigOrNull = (v: unknown) => (v === null ? null : BigInt(v as string));
+const num = (v: unknown) => Number(v);
+const numOrNull = (v: unknown) => (v === null ? null : Number(v));
+
+/** Every key the batch's events will read, gathered before one query per table. */
+interface Keys {
+  markets: Set<string>;
+  books: Set<string>;
+  orders: Map<string, { market: string; orderId: bigint }>;
+  positions: Set<string>;
+  positionOwners: Map<string, { market: string; owner: string }>;
+  traders: Set<string>;
+  settlers: Set<string>;
+  lockWallets: Set<string>;
+  earnings: Map<string, { wallet: string; mint: string }>;
+}
+
+function collectKeys(events: ProgramEvent[]): Keys {
+  const k: Keys = {
+    markets: new Set(),
+    books: new Set(),
+    orders: new Map(),
+    positions: new Set(),
+    positionOwners: new Map(),
+    traders: new Set(),
+    settlers: new Set(),
+    lockWallets: new Set(),
+    earnings: new Map(),
+  };
+  const order = (market: string, orderId: bigint) => k.orders.set(orderKey(market, orderId), { market, orderId });
+  const owner = (market: string, wallet: string) => k.positionOwners.set(`${market}:${wallet}`, { market, owner: wallet });
+  for (const ev of events) {
+    switch (ev.kind) {
+      case 'MarketInitialized':
+      case 'TradingStarted':
+      case 'MarketSettling':
+      case 'MarketResolved':
+      case 'MarketClosed':
+      case 'CreatorFeesAccrued':
+      case 'CreatorFeesClaimed':
+        k.markets.add(ev.data.market);
+        break;
+      case 'OrderPlaced':
+      case 'OrderCancelled':
+      case 'OrderExpired':
+        k.markets.add(ev.data.market);
+        k.books.add(ev.data.market);
+        order(ev.data.market, ev.data.orderId);
+        break;
+      case 'OrderFilled': {
+        const d = ev.data;
+        k.markets.add(d.market);
+        k.books.add(d.market);
+        order(d.market, d.makerOrderId);
+        order(d.market, d.takerOrderId);
+        k.positions.add(d.makerPosition).add(d.takerPosition);
+        owner(d.market, d.maker);
+        owner(d.market, d.taker);
+        k.traders.add(d.maker).add(d.taker);
+        break;
+      }
+      case 'PositionSettled':
+        k.markets.add(ev.data.market);
+        k.positions.add(ev.data.position);
+        k.settlers.add(ev.data.owner);
+        break;
+      case 'ReferralLocked':
+        k.lockWallets.add(ev.data.wallet);
+        break;
+      case 'ReferrerCredited':
+      case 'ReferrerClaimed':
+        k.earnings.set(earningsKey(ev.data.referrer, ev.data.settlementMint), { wallet: ev.data.referrer, mint: ev.data.settlementMint });
+        break;
+      case 'FeeConfigChanged':
+      case 'TickSizeChanged':
+        break;
+      default: {
+        const never: never = ev;
+        throw new Error(`unhandled event ${JSON.stringify(never)}`);
+      }
+    }
+  }
+  return k;
+}
+
+export const toMarket = (r: Row): MarketRow => ({
+  id: num(r.id),
+  address: r.address as string,
+  marketId: big(r.market_id),
+  oracleFeed: r.oracle_feed as string | null,
+  oracleFeedId: r.oracle_feed_id as string | null,
+  settlementMint: r.settlement_mint as string,
+  creator: r.creator as string | null,
+  durationSeconds: bigOrNull(r.duration_seconds),
+  maxConfidenceRatioBps: numOrNull(r.max_confidence_ratio_bps),
+  state: num(r.state),
+  outcome: numOrNull(r.outcome),
+  tStart: r.t_start as Date,
+  tEnd: r.t_end as Date,
+  startPrice: bigOrNull(r.start_price),
+  startPriceConf: bigOrNull(r.start_price_conf),
+  startPriceExpo: numOrNull(r.start_price_expo),
+  endPrice: bigOrNull(r.end_price),
+  endPriceConf: bigOrNull(r.end_price_conf),
+  endPriceExpo: numOrNull(r.end_price_expo),
+  totalCollateral: big(r.total_collateral),
+  totalYesShares: big(r.total_yes_shares),
+  totalNoShares: big(r.total_no_shares),
+  totalVolume: big(r.total_volume),
+  totalTrades: num(r.total_trades),
+  totalPositions: num(r.total_positions),
+  bestBid: numOrNull(r.best_bid),
+  bestAsk: numOrNull(r.best_ask),
+  accumulatedCreatorFees: big(r.accumulated_creator_fees),
+  creatorFeesEarned: big(r.creator_fees_earned),
+  createdAt: r.created_at as Date,
+  resolvedAt: r.resolved_at as Date | null,
+  updatedAt: r.updated_at as Date,
+  createdSlot: num(r.created_slot),
+  createdSignature: r.created_signature as string,
+});
+
+const toOrder = (r: Row): OrderRow => ({
+  id: num(r.id),
+  marketAddress: r.market_address as string,
+  orderId: big(r.order_id),
+  owner: r.owner as string,
+  sideCode: num(r.side_code),
+  priceBps: num(r.price_bps),
+  quantity: big(r.quantity),
+  filledQuantity: big(r.filled_quantity),
+  statusCode: num(r.status_code),
+  orderType: num(r.order_type),
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+  createdSlot: num(r.created_slot),
+  txSignature: r.tx_signature as string,
+});
+
+const toLevel = (r: Row): LevelRow => ({
+  marketAddress: r.market_address as string,
+  bookSide: num(r.book_side),
+  priceBps: num(r.price_bps),
+  quantity: big(r.quantity),
+  orders: num(r.orders),
+});
+
+const toPosition = (r: Row): PositionRow => ({
+  id: num(r.id),
+  address: r.address as string,
+  marketAddress: r.market_address as string,
+  owner: r.owner as string,
+  yesShares: big(r.yes_shares),
+  noShares: big(r.no_shares),
+  collateralDeposited: big(r.collateral_deposited),
+  totalBought: big(r.total_bought),
+  totalSold: big(r.total_sold),
+  feesPaid: big(r.fees_paid),
+  yesCost: big(r.yes_cost),
+  noCost: big(r.no_cost),
+  settled: r.settled as boolean,
+  payout: big(r.payout),
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+  settledAt: r.settled_at as Date | null,
+});
+
+/** Loads into `state` every row the batch's events touch: one query per table. */
+export async function loadState(t: ITask<unknown>, state: BatchState, events: ProgramEvent[]): Promise<void> {
+  const k = collectKeys(events);
+  const markets = [...k.markets];
+  if (markets.length) {
+    for (const r of await t.any<Row>('SELECT * FROM markets WHERE address = ANY($1)', [markets])) {
+      state.markets.load(r.address as string, toMarket(r));
+    }
+  }
+  const books = [...k.books];
+  if (books.length) {
+    for (const r of await t.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = ANY($1)', [books])) {
+      const l = toLevel(r);
+      state.levels.load(levelKey(l.marketAddress, l.bookSide, l.priceBps), l);
+    }
+    books.forEach((m) => state.bookLoaded.add(m));
+  }
+  if (k.orders.size) {
+    const list = [...k.orders.values()];
+    const rows = await t.any<Row>(
+      `SELECT o.* FROM orders o
+         JOIN unnest($1::text[], $2::numeric[]) AS k(m, id) ON o.market_address = k.m AND o.order_id = k.id`,
+      [list.map((o) => o.market), list.map((o) => o.orderId.toString())],
+    );
+    for (const r of rows) {
+      const o = toOrder(r);
+      state.orders.load(orderKey(o.marketAddress, o.orderId), o);
+    }
+  }
+  if (k.positions.size || k.positionOwners.size) {
+    const owners = [...k.positionOwners.values()];
+    const rows = await t.any<Row>(
+      `SELECT p.* FROM positions p WHERE p.address = ANY($1)
+       UNION
+       SELECT p.* FROM positions p
+         JOIN unnest($2::text[], $3::text[]) AS k(m, w) ON p.market_address = k.m AND p.owner = k.w`,
+      [[...k.positions], owners.map((o) => o.market), owners.map((o) => o.owner)],
+    );
+    for (const r of rows) {
+      const p = toPosition(r);
+      state.positions.load(p.address, p);
+      state.positionByOwner.set(`${p.marketAddress}:${p.owner}`, p.address);
+    }
+  }
+  const traders = [...k.traders];
+  if (traders.length) {
+    for (const r of await t.any<Row>('SELECT * FROM trader_activity WHERE wallet = ANY($1)', [traders])) {
+      const a: TraderActivityRow = {
+        wallet: r.wallet as string,
+        tradesCount: num(r.trades_count),
+        volume: big(r.volume),
+        marketsTraded: num(r.markets_traded),
+        firstTradeAt: r.first_trade_at as Date,
+        lastTradeAt: r.last_trade_at as Date,
+      };
+      state.activity.load(a.wallet, a);
+    }
+  }
+  const wallets = [...new Set([...traders, ...k.settlers])];
+  if (wallets.length) {
+    for (const r of await t.any<Row>('SELECT * FROM user_stats WHERE wallet = ANY($1)', [wallets])) {
+      const s: UserStatsRow = {
+        wallet: r.wallet as string,
+        totalTrades: num(r.total_trades),
+        winningTrades: num(r.winning_trades),
+        losingTrades: num(r.losing_trades),
+        totalPnl: big(r.total_pnl),
+        totalSize: big(r.total_size),
+        bestTradePnl: bigOrNull(r.best_trade_pnl),
+        worstTradePnl: bigOrNull(r.worst_trade_pnl),
+        currentStreak: num(r.current_streak),
+        longestStreak: num(r.longest_streak),
+        updatedAt: r.updated_at as Date,
+      };
+      state.stats.load(s.wallet, s);
+    }
+    for (const r of await t.any<Row>('SELECT * FROM user_achievements WHERE wallet = ANY($1)', [wallets])) {
+      const a: UserAchievementRow = {
+        wallet: r.wallet as string,
+        achievementId: num(r.achievement_id),
+        progress: num(r.progress),
+        unlockedAt: r.unlocked_at as Date | null,
+        updatedAt: r.updated_at as Date,
+      };
+      state.userAchievements.load(achievementKey(a.wallet, a.achievementId), a);
+    }
+  }
+  if (k.lockWallets.size) {
+    for (const r of await t.any<Row>('SELECT * FROM referral_locks WHERE wallet = ANY($1)', [[...k.lockWallets]])) {
+      const l: ReferralLockRow = {
+        wallet: r.wallet as string,
+        referrer: r.referrer as string,
+        expiresAt: r.expires_at as Date,
+        createdAt: r.created_at as Date,
+        updatedAt: r.updated_at as Date,
+        slot: num(r.slot),
+        txSignature: r.tx_signature as string,
+      };
+      state.locks.load(l.wallet, l);
+    }
+  }
+  if (k.earnings.size) {
+    const list = [...k.earnings.values()];
+    const rows = await t.any<Row>(
+      `SELECT e.* FROM referrer_earnings e
+         JOIN unnest($1::text[], $2::text[]) AS k(w, m) ON e.wallet = k.w AND e.settlement_mint = k.m`,
+      [list.map((e) => e.wallet), list.map((e) => e.mint)],
+    );
+    for (const r of rows) {
+      const e: ReferrerEarningsRow = {
+        wallet: r.wallet as string,
+        settlementMint: r.settlement_mint as string,
+        accumulated: big(r.accumulated),
+        totalEarned: big(r.total_earned),
+        totalClaimed: big(r.total_claimed),
+        lastCreditAt: r.last_credit_at as Date | null,
+      };
+      state.earnings.load(earningsKey(e.wallet, e.settlementMint), e);
+    }
+  }
+}

@@ -1,0 +1,128 @@
+import { SingleBar } from 'cli-progress';
+import type { Config } from '../core/config';
+import { createDatabase } from '../core/db';
+import { migrate } from '../core/db/migrate';
+import { createCommon } from '../core/process';
+import { createMemoryBus, createRedisBus, type Bus } from '../core/redis/bus';
+import { createRedis } from '../core/redis/client';
+import { createKeys } from '../core/redis/keys';
+import type { Tracing } from '../core/telemetry/tracing';
+import { createIndexerHttp } from './http';
+import { createIndexer } from './indexer';
+import { createRpcSource } from './sources/rpc';
+import { createSimulatorSource } from './sources/simulator/source';
+import type { Source } from './sources/types';
+import { createWebhookSource, type TransactionSink } from './sources/webhook';
+
+export interface IndexerCliOptions {
+  source: 'rpc' | 'simulator' | 'webhook';
+  seed: number;
+  untilSlot: number | undefined;
+  realtime: boolean;
+  feeds: number;
+  epochSeconds: number;
+  batchSize: number;
+  progress: boolean;
+}
+
+export async function runIndexer(config: Config, tracing: Tracing, opts: IndexerCliOptions): Promise<void> {
+  const common = createCommon(config, 'indexer', tracing);
+  const { logger, shutdown } = common;
+  const databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    process.stderr.write('the indexer process needs DATABASE_URL (postgres://user@host:5432/dbname)\n');
+    process.exit(1);
+  }
+  try {
+    const { applied } = await migrate({ databaseUrl });
+    if (applied.length) logger.info({ applied }, 'migrations applied');
+    const database = createDatabase({ url: databaseUrl, poolMax: config.databasePoolMax, applicationName: 'market-indexer-indexer' });
+    shutdown.add('database', () => database.close());
+
+    let bus: Bus;
+    if (config.redisUrl) {
+      const redis = createRedis(config.redisUrl);
+      redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+      bus = createRedisBus({ redis, keys: createKeys(config.tenantId), onError: (err) => logger.warn({ err }, 'bus error') });
+      shutdown.add('redis', async () => {
+        await bus.close();
+        redis.disconnect();
+      });
+    } else {
+      logger.warn('REDIS_URL is not set: live updates stay inside this process');
+      bus = createMemoryBus();
+    }
+
+    let source: Source;
+    let sink: TransactionSink | undefined;
+    if (opts.source === 'simulator') {
+      source = createSimulatorSource({
+        seed: opts.seed,
+        programId: config.programId,
+        untilSlot: opts.untilSlot,
+        realtime: opts.realtime,
+        feeds: opts.feeds,
+        epochSeconds: opts.epochSeconds,
+        maxBatchTransactions: opts.batchSize,
+      });
+    } else if (opts.source === 'webhook') {
+      const webhook = createWebhookSource();
+      source = webhook;
+      sink = webhook;
+    } else {
+      const rpc = createRpcSource({ common, rpcUrl: config.rpcUrl, wsUrl: config.rpcWsUrl, programId: config.programId, maxBatchTransactions: opts.batchSize });
+      source = rpc;
+      sink = rpc;
+    }
+    shutdown.add('source', () => source.close());
+
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, bus, source });
+    const server = createIndexerHttp({ common, db: database.db, indexer, source, sink });
+    await new Promise<void>((resolve) => server.listen(config.indexerPort, config.apiHost, resolve));
+    const port = (server.address() as { port: number }).port;
+    logger.info({ port, source: source.name }, 'indexer listening');
+    process.send?.({ type: 'listening', port });
+    shutdown.add('http', () => new Promise<void>((resolve) => server.close(() => resolve())));
+    shutdown.add('indexer', () => indexer.stop());
+
+    const stopProgress = opts.progress ? startProgress(source) : () => {};
+    shutdown.add('progress', stopProgress);
+    await indexer.run();
+    stopProgress();
+    const s = indexer.status();
+    logger.info({ lastProcessedSlot: s.lastProcessedSlot }, 'source finished');
+    await shutdown.run('source finished');
+    process.exit(0);
+  } catch (err) {
+    logger.error({ err }, 'indexer failed');
+    await shutdown.run('failure');
+    process.exit(1);
+  }
+}
+
+/** A progress bar with rate and ETA while a bounded backfill runs (stderr only when it is a terminal). */
+function startProgress(source: Source): () => void {
+  if (!source.progress || !process.stderr.isTTY) return () => {};
+  const first = source.progress();
+  if (!first) return () => {};
+  const bar = new SingleBar({
+    format: `backfill [{bar}] {percentage}% | {value}/{total} ${first.unit} | {speed} ${first.unit}/s | ETA {eta_formatted}`,
+    stream: process.stderr,
+    etaBuffer: 50,
+  });
+  bar.start(first.total, first.done, { speed: '0' });
+  let last = { t: Date.now(), done: first.done };
+  const timer = setInterval(() => {
+    const p = source.progress!();
+    if (!p) return;
+    const now = Date.now();
+    const speed = ((p.done - last.done) * 1000) / Math.max(1, now - last.t);
+    last = { t: now, done: p.done };
+    bar.setTotal(p.total);
+    bar.update(p.done, { speed: speed.toFixed(0) });
+  }, 250);
+  return () => {
+    clearInterval(timer);
+    bar.stop();
+  };
+}

@@ -1,0 +1,70 @@
+import type { RawTransaction } from '../../../core/events';
+import type { Cursor, Progress, Source } from '../types';
+import { MarketSimulator, type SimulatorOptions } from './engine';
+
+export interface SimulatorSourceOptions extends SimulatorOptions {
+  /** Stop after this slot (reproducible runs); unset runs forever. */
+  untilSlot?: number;
+  /** Pace slots by the wall clock (slotMs each) instead of as fast as possible. */
+  realtime?: boolean;
+  /** Most transactions in one batch (a batch always ends on a slot boundary). */
+  maxBatchTransactions?: number;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/**
+ * The simulated chain as an in-process source. The chain is regenerated from slot 1 on
+ * every start (it is deterministic); blocks before the cursor's slot are produced but not
+ * delivered.
+ */
+export function createSimulatorSource(opts: SimulatorSourceOptions): Source & { simulator: MarketSimulator } {
+  const simulator = new MarketSimulator(opts);
+  const maxBatch = opts.maxBatchTransactions ?? 2_000;
+  return {
+    name: 'simulator',
+    simulator,
+    async *batches(from: Cursor, signal: AbortSignal) {
+      let batch: RawTransaction[] = [];
+      // Realtime: catch up to the cursor at full speed, then one slot per slotMs.
+      let nextDue = 0;
+      while (!signal.aborted && (opts.untilSlot === undefined || simulator.slot < opts.untilSlot)) {
+        if (opts.realtime && simulator.slot >= from.lastSlot) {
+          const now = Date.now();
+          if (nextDue === 0) nextDue = now;
+          if (nextDue > now) {
+            if (batch.length) {
+              yield batch;
+              batch = [];
+            }
+            await sleep(nextDue - now, signal);
+          }
+          nextDue += simulator.slotMs;
+        }
+        const block = simulator.nextBlock();
+        if (block.slot < from.lastSlot) continue;
+        batch.push(...block.transactions);
+        if (batch.length >= maxBatch) {
+          yield batch;
+          batch = [];
+        }
+      }
+      if (batch.length && !signal.aborted) yield batch;
+    },
+    chainTip: async () => (opts.realtime || opts.untilSlot === undefined ? simulator.slot : opts.untilSlot),
+    connected: () => true,
+    progress: (): Progress | undefined =>
+      opts.untilSlot === undefined ? undefined : { done: simulator.slot, total: opts.untilSlot, unit: 'slots' },
+    close: async () => {},
+  };
+}

@@ -1,0 +1,191 @@
+import { buildTransaction, encodeEvent, type ProgramEvent, type RawTransaction } from '../../core/events';
+import { FencedError } from '../../indexer/project';
+import { addressOf, signatureOf } from '../../indexer/sources/simulator/ids';
+import { PROGRAM_ID, projectionDb, simulate, type ProjectionDb } from '../support/indexer';
+import { tableDigests } from '../support/tables';
+import { compareWithTruth } from '../support/truth';
+
+describe('projection against the simulated chain (real PostgreSQL)', () => {
+  // 2,600 slots are simulated; the first 2,500 form the indexed chain, the rest a later batch.
+  const { sim, txs: all } = simulate(2_500, { seed: 101 });
+  const truth = sim.truth();
+  for (let i = 0; i < 100; i++) all.push(...sim.nextBlock().transactions);
+  const txs = all.filter((t) => t.slot <= 2_500);
+  const later = all.filter((t) => t.slot > 2_500);
+  let p: ProjectionDb;
+
+  beforeAll(async () => {
+    p = await projectionDb();
+  });
+  afterAll(() => p.close());
+
+  it('runs a chain with thousands of events and every kind', () => {
+    expect(truth.events).toBeGreaterThan(15_000);
+    expect(truth.failedTransactions).toBeGreaterThan(0);
+    const kinds = new Set(txs.flatMap((t) => (t.meta?.logMessages ?? []).filter((l) => l.startsWith('Program log: Instruction:'))));
+    expect(kinds.size).toBeGreaterThanOrEqual(12);
+  });
+
+  it('projects every table equal to the simulator ground truth, row by row', async () => {
+    const results = await p.apply(txs, 700);
+    expect(results.flatMap((r) => r.deadLetters)).toEqual([]);
+    expect(results.reduce((n, r) => n + r.applied, 0)).toBe(truth.events);
+    expect(await compareWithTruth(p.database.db, truth)).toEqual({});
+  });
+
+  it('leaves every table identical when the same stream is replayed, in other batch sizes', async () => {
+    const before = await tableDigests(p.database.db);
+    const again = await p.apply(txs, 333);
+    expect(again.reduce((n, r) => n + r.applied, 0)).toBe(0);
+    expect(again.reduce((n, r) => n + r.duplicates, 0)).toBe(truth.events);
+    const single = await p.apply(txs.slice(100, 140), 1);
+    expect(single.every((r) => r.applied === 0 && r.messages.length === 0)).toBe(true);
+    expect(await tableDigests(p.database.db)).toEqual(before);
+  });
+
+  it('refuses to write for a stale writer epoch', async () => {
+    const before = await tableDigests(p.database.db);
+    expect(later.length).toBeGreaterThan(0);
+    await expect(p.projector.applyBatch(later, { writerEpoch: 7 })).rejects.toBeInstanceOf(FencedError);
+    expect(await tableDigests(p.database.db)).toEqual(before);
+  });
+});
+
+describe('batching does not change the result', () => {
+  it('projects the same tables from one big batch, small batches and one transaction at a time', async () => {
+    const { txs } = simulate(150, { seed: 202, emit: 'cpi' });
+    const dbs = await Promise.all([projectionDb(), projectionDb(), projectionDb()]);
+    try {
+      await dbs[0]!.apply(txs, 100_000);
+      await dbs[1]!.apply(txs, 37);
+      await dbs[2]!.apply(txs, 1);
+      const [a, b, c] = await Promise.all(dbs.map((d) => tableDigests(d.database.db)));
+      expect(b).toEqual(a);
+      expect(c).toEqual(a);
+      expect(a!.trades!.rows).toBeGreaterThan(20);
+    } finally {
+      await Promise.all(dbs.map((d) => d.close()));
+    }
+  });
+});
+
+describe('publish messages', () => {
+  it('carry the changed market fields, top of book and positions, with the slot', async () => {
+    const { txs } = simulate(200, { seed: 303 });
+    const p = await projectionDb();
+    try {
+      const [r] = await p.apply(txs, 100_000);
+      const channels = new Set(r!.messages.map((m) => m.channel.split(':')[0]));
+      expect(channels).toEqual(new Set(['market', 'orderbook', 'positions']));
+      for (const m of r!.messages) expect(m.data.slot).toBe(r!.slot);
+      const state = r!.messages.find((m) => m.channel.startsWith('market:') && m.data.field === 'state');
+      expect(state?.data).toMatchObject({ marketId: expect.stringMatching(/^\d+$/), value: expect.any(Number) });
+      const pos = r!.messages.find((m) => m.channel.startsWith('positions:'))!;
+      expect(pos.channel).toBe(`positions:${pos.data.owner}`);
+      expect(pos.data).toEqual({ marketId: expect.any(String), owner: expect.any(String), yesShares: expect.stringMatching(/^\d+$/), noShares: expect.stringMatching(/^\d+$/), slot: r!.slot });
+      // A market's own top of book agrees with its bestBid/bestAsk fields.
+      const market = await p.database.db.one('SELECT market_id, best_bid, best_ask FROM markets WHERE best_bid IS NOT NULL ORDER BY id DESC LIMIT 1');
+      const top = r!.messages.filter((m) => m.channel === `orderbook:${market.market_id}`).pop();
+      expect(top?.data).toMatchObject({ bestBid: market.best_bid, bestAsk: market.best_ask });
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('bad input becomes dead letters and the batch goes on', () => {
+  const signer = addressOf('bad-input-signer');
+  const authority = addressOf('authority');
+  let n = 0;
+  const tx = (events: ProgramEvent[], slot: number, mutate?: (t: RawTransaction) => void): RawTransaction => {
+    const t = buildTransaction({
+      programId: PROGRAM_ID, signature: signatureOf(`bad:${n++}`), slot, blockTime: 1_767_300_000 + slot, signer,
+      eventAuthority: authority, instructionName: 'Test', events,
+    });
+    mutate?.(t);
+    return t;
+  };
+  const market = addressOf('bad-market');
+  const init: ProgramEvent = {
+    kind: 'MarketInitialized',
+    data: { market, marketId: 1n, creator: signer, oracleFeed: null, oracleFeedId: 'ab'.repeat(32), settlementMint: addressOf('mint'), durationSeconds: 60n, tStart: 1_767_300_000n, tEnd: 1_767_300_060n, maxConfidenceRatioBps: 100, initialCollateral: 0n },
+  };
+
+  it('stores each with its reason, counts it once, and still applies the good events', async () => {
+    const p = await projectionDb();
+    try {
+      const good = tx([init, { kind: 'TickSizeChanged', data: { tickSizeBps: 25 } }], 10);
+      const unknownOrderFill = tx([{ kind: 'OrderCancelled', data: { market, orderId: 99n, owner: signer, remainingQuantity: 5n } }], 11);
+      const overClaim = tx([{ kind: 'ReferrerClaimed', data: { referrer: signer, settlementMint: addressOf('mint'), tokenAccount: signer, amount: 1n } }], 12);
+      const skipState = tx([{ kind: 'MarketResolved', data: { market, endPrice: 1n, endPriceConf: 0n, endPriceExpo: -8, outcome: 1, publishTime: 1n } }], 13);
+      const garbage = tx([{ kind: 'TickSizeChanged', data: { tickSizeBps: 50 } }], 14, (t) => {
+        const logs = t.meta!.logMessages!;
+        const i = logs.findIndex((l) => l.startsWith('Program data: '));
+        logs.splice(i, 0, `Program data: ${Buffer.from('not an event at all').toString('base64')}`);
+      });
+      const truncated = tx([{ kind: 'TickSizeChanged', data: { tickSizeBps: 75 } }], 15, (t) => {
+        t.meta!.logMessages = [...t.meta!.logMessages!.slice(0, 5), 'Log truncated'];
+      });
+      const badTick = tx([{ kind: 'TickSizeChanged', data: { tickSizeBps: 0 } }], 16);
+      const wrongSplit = tx([{ kind: 'FeeConfigChanged', data: { feeCapBps: 65_000, decayRateBps: 1, protocolShareBps: 1, creatorShareBps: 1, referralShareBps: 1 } }], 17);
+      const batch = [good, unknownOrderFill, overClaim, skipState, garbage, truncated, badTick, wrongSplit];
+
+      const [r] = await p.apply(batch);
+      expect(r!.deadLetters.map((d) => [d.reason, d.kind]).sort()).toEqual(
+        [
+          ['invalid_transition', 'MarketResolved'],
+          ['invalid_value', 'FeeConfigChanged'],
+          ['invalid_value', 'TickSizeChanged'],
+          ['log_truncated', null],
+          ['negative_balance', 'ReferrerClaimed'],
+          ['unknown_discriminator', null],
+          ['unknown_order', 'OrderCancelled'],
+        ].sort(),
+      );
+      // The good events of the same batch, including the one after the garbage payload, applied.
+      const ticks = await p.database.db.map('SELECT tick_size_bps FROM tick_size_history ORDER BY id', [], (x: { tick_size_bps: number }) => x.tick_size_bps);
+      expect(ticks).toEqual([25, 50]);
+      expect(await p.database.db.one('SELECT count(*)::int AS n FROM markets')).toEqual({ n: 1 });
+      const stored = await p.database.db.any('SELECT reason, detail, data IS NOT NULL AS has_data FROM dead_letters ORDER BY id');
+      expect(stored).toHaveLength(7);
+      for (const d of stored) expect(d.detail.length).toBeGreaterThan(0);
+
+      // Replaying the batch stores no second copy and applies nothing.
+      const [again] = await p.apply(batch);
+      expect(again!.deadLetters).toEqual([]);
+      expect(again!.applied).toBe(0);
+      expect(await p.database.db.one('SELECT count(*)::int AS n FROM dead_letters')).toEqual({ n: 7 });
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('marks a transaction without our events as processed and ignores failed ones', async () => {
+    const p = await projectionDb();
+    try {
+      const failed = tx([init], 20, (t) => {
+        t.meta!.err = { InstructionError: [1, { Custom: 1 }] };
+      });
+      const [r] = await p.apply([failed]);
+      expect(r!.applied).toBe(0);
+      expect(await p.database.db.one('SELECT failed, event_count FROM processed_transactions')).toEqual({ failed: true, event_count: 0 });
+      expect(await p.database.db.one('SELECT count(*)::int AS n FROM markets')).toEqual({ n: 0 });
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('keeps u64 maxima exact end to end', async () => {
+    const p = await projectionDb();
+    try {
+      const max = 2n ** 64n - 1n;
+      await p.apply([tx([{ ...init, data: { ...init.data, marketId: max, initialCollateral: max, durationSeconds: max } }], 30)]);
+      expect(await p.database.db.one('SELECT market_id, total_collateral, duration_seconds FROM markets')).toEqual({
+        market_id: max.toString(), total_collateral: max.toString(), duration_seconds: max.toString(),
+      });
+      expect(Buffer.from(encodeEvent(init)).length).toBeGreaterThan(8);
+    } finally {
+      await p.close();
+    }
+  });
+});

@@ -1,0 +1,58 @@
+import type { Db } from '../../core/db';
+
+/**
+ * Every projected table in a canonical order, without columns that legitimately differ
+ * between runs (dead-letter ids and insert times). Two databases with equal digests hold
+ * the same projection, row for row.
+ */
+export const PROJECTED_TABLES: Record<string, string> = {
+  markets: 'SELECT * FROM markets ORDER BY id',
+  orders: 'SELECT * FROM orders ORDER BY id',
+  orderbook_levels: 'SELECT * FROM orderbook_levels ORDER BY market_address, book_side, price_bps',
+  trades: 'SELECT * FROM trades ORDER BY id',
+  positions: 'SELECT * FROM positions ORDER BY id',
+  fee_config_history: 'SELECT * FROM fee_config_history ORDER BY id',
+  tick_size_history: 'SELECT * FROM tick_size_history ORDER BY id',
+  referral_locks: 'SELECT * FROM referral_locks ORDER BY wallet',
+  referrer_earnings: 'SELECT * FROM referrer_earnings ORDER BY wallet, settlement_mint',
+  referrer_credits: 'SELECT * FROM referrer_credits ORDER BY id',
+  referrer_claims: 'SELECT * FROM referrer_claims ORDER BY id',
+  creator_fee_accruals: 'SELECT * FROM creator_fee_accruals ORDER BY id',
+  creator_fee_claims: 'SELECT * FROM creator_fee_claims ORDER BY id',
+  trader_activity: 'SELECT * FROM trader_activity ORDER BY wallet',
+  user_stats: 'SELECT * FROM user_stats ORDER BY wallet',
+  settled_trades: 'SELECT * FROM settled_trades ORDER BY id',
+  daily_pnl: 'SELECT * FROM daily_pnl ORDER BY wallet, day',
+  user_achievements: 'SELECT * FROM user_achievements ORDER BY wallet, achievement_id',
+  raw_events: 'SELECT * FROM raw_events ORDER BY signature, event_index',
+  processed_transactions: 'SELECT * FROM processed_transactions ORDER BY signature',
+  dead_letters: 'SELECT signature, event_index, slot, kind, reason, detail, data, source FROM dead_letters ORDER BY signature, event_index',
+};
+
+export async function tableDigests(db: Db): Promise<Record<string, { rows: number; md5: string }>> {
+  const out: Record<string, { rows: number; md5: string }> = {};
+  for (const [table, query] of Object.entries(PROJECTED_TABLES)) {
+    const r = await db.one<{ rows: number; md5: string | null }>(
+      `SELECT count(*)::int AS rows, md5(string_agg(row_to_json(t)::text, E'\\n')) AS md5 FROM (${query}) t`,
+    );
+    out[table] = { rows: r.rows, md5: r.md5 ?? '' };
+  }
+  return out;
+}
+
+/** Rows of a query keyed by `key`, for comparing with the simulator's truth. */
+export async function rowsBy<T extends Record<string, unknown>>(db: Db, query: string, key: (r: T) => string): Promise<Map<string, T>> {
+  const rows = await db.any<T>(query);
+  return new Map(rows.map((r) => [key(r), r]));
+}
+
+/** Waits for a condition by polling it (bounded): for state reached by another process. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

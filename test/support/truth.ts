@@ -1,0 +1,69 @@
+import type { Db } from '../../core/db';
+import type { Truth } from '../../indexer/sources/simulator/truth';
+
+type Row = Record<string, unknown>;
+
+async function compare(db: Db, truthRows: Row[], query: string, key: (r: Row) => string): Promise<string[]> {
+  const actual = new Map((await db.any<Row>(query)).map((r) => [key(r), r]));
+  const problems: string[] = [];
+  for (const t of truthRows) {
+    const k = key(t);
+    const a = actual.get(k);
+    if (!a) problems.push(`missing ${k}`);
+    else if (JSON.stringify(a) !== JSON.stringify(t)) problems.push(`differs ${k}: expected ${JSON.stringify(t)} got ${JSON.stringify(a)}`);
+    actual.delete(k);
+  }
+  for (const k of actual.keys()) problems.push(`unexpected ${k}`);
+  return problems;
+}
+
+/** Compares every projected table with the simulator's ground truth; returns the differences per table. */
+export async function compareWithTruth(db: Db, truth: Truth): Promise<Record<string, string[]>> {
+  const cols = (row: Row | undefined) => (row ? Object.keys(row).join(', ') : '*');
+  const out: Record<string, string[]> = {};
+  out.markets = await compare(
+    db,
+    truth.markets,
+    `SELECT address, market_id, state, outcome, start_price, end_price, total_volume, total_trades::text, total_positions::text,
+            total_yes_shares, total_no_shares, best_bid, best_ask, accumulated_creator_fees, creator_fees_earned FROM markets`,
+    (r) => String(r.address),
+  );
+  out.orders = await compare(db, truth.orders, `SELECT ${cols(truth.orders[0])} FROM orders`, (r) => `${r.market_address}:${r.order_id}`);
+  out.orderbook_levels = await compare(db, truth.levels, `SELECT ${cols(truth.levels[0])} FROM orderbook_levels`, (r) => `${r.market_address}:${r.book_side}:${r.price_bps}`);
+  out.positions = await compare(db, truth.positions, `SELECT ${cols(truth.positions[0])} FROM positions`, (r) => String(r.address));
+  out.trades = await compare(
+    db,
+    truth.trades,
+    `SELECT ${cols(truth.trades[0])} FROM trades`,
+    (r) => `${r.market_address}:${r.maker_order_id}:${r.taker_order_id}:${r.event_index}`,
+  );
+  out.referral_locks = await compare(db, truth.referralLocks, 'SELECT wallet, referrer FROM referral_locks', (r) => String(r.wallet));
+  out.referrer_earnings = await compare(
+    db,
+    truth.referrerEarnings,
+    'SELECT wallet, settlement_mint, accumulated, total_earned, total_claimed FROM referrer_earnings',
+    (r) => `${r.wallet}:${r.settlement_mint}`,
+  );
+  out.user_stats = await compare(
+    db,
+    truth.userStats,
+    'SELECT wallet, total_trades, winning_trades, losing_trades, total_pnl FROM user_stats',
+    (r) => String(r.wallet),
+  );
+  out.creator_fee_claims = await compare(
+    db,
+    truth.creatorClaims,
+    'SELECT market_address, amount, tx_signature FROM creator_fee_claims',
+    (r) => String(r.tx_signature),
+  );
+  const counts = await db.one<{ fee: number; tick: number; events: number }>(
+    `SELECT (SELECT count(*)::int FROM fee_config_history) AS fee, (SELECT count(*)::int FROM tick_size_history) AS tick,
+            (SELECT count(*)::int FROM raw_events) AS events`,
+  );
+  out.counts = [];
+  if (counts.fee !== truth.feeConfigChanges) out.counts.push(`fee config rows ${counts.fee} != ${truth.feeConfigChanges}`);
+  if (counts.tick !== truth.tickSizeChanges) out.counts.push(`tick size rows ${counts.tick} != ${truth.tickSizeChanges}`);
+  if (counts.events !== truth.events) out.counts.push(`raw events ${counts.events} != ${truth.events}`);
+  for (const k of Object.keys(out)) if (!out[k]!.length) delete out[k];
+  return out;
+}
