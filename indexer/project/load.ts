@@ -226,9 +226,10 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
       state.positionByOwner.set(`${p.marketAddress}:${p.owner}`, p.address);
     }
   }
-  const traders = [...k.traders];
-  if (traders.length) {
-    for (const r of await t.any<Row>('SELECT * FROM trader_activity WHERE wallet = ANY($1)', [traders])) {
+  // Achievements of a wallet read both its activity and its stats, whichever event touched it.
+  const wallets = [...new Set([...k.traders, ...k.settlers])];
+  if (wallets.length) {
+    for (const r of await t.any<Row>('SELECT * FROM trader_activity WHERE wallet = ANY($1)', [wallets])) {
       const a: TraderActivityRow = {
         wallet: r.wallet as string,
         tradesCount: num(r.trades_count),
@@ -239,9 +240,6 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
       };
       state.activity.load(a.wallet, a);
     }
-  }
-  const wallets = [...new Set([...traders, ...k.settlers])];
-  if (wallets.length) {
     for (const r of await t.any<Row>('SELECT * FROM user_stats WHERE wallet = ANY($1)', [wallets])) {
       const s: UserStatsRow = {
         wallet: r.wallet as string,

@@ -700,7 +700,7 @@ export class MarketSimulator {
           payout: p.payout.toString(),
         })),
       ),
-      trades: this.tradeRows,
+      trades: [...this.tradeRows],
       referralLocks: [...this.locks.entries()].map(([wallet, l]) => ({ wallet, referrer: l.referrer })),
       referrerEarnings: [...this.earnings.values()].map((e) => ({
         wallet: e.wallet,
@@ -718,7 +718,7 @@ export class MarketSimulator {
       })),
       feeConfigChanges: this.feeConfigChanges,
       tickSizeChanges: this.tickSizeChanges,
-      creatorClaims: this.creatorClaims,
+      creatorClaims: [...this.creatorClaims],
       events: this.events,
       transactions: this.txCounter,
       failedTransactions: this.failed,

@@ -1,0 +1,199 @@
+import type http from 'node:http';
+import { createDatabase, type Database } from '../../core/db';
+import type { Common } from '../../core/common';
+import { createIndexerHttp, WEBHOOK_PATH } from '../../indexer/http';
+import { createIndexer, type Indexer } from '../../indexer/indexer';
+import { createRpcSource } from '../../indexer/sources/rpc';
+import { MarketSimulator } from '../../indexer/sources/simulator/engine';
+import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../indexer/sources/simulator/rpc-server';
+import { createWebhookSource } from '../../indexer/sources/webhook';
+import type { Source } from '../../indexer/sources/types';
+import type { TransactionSink } from '../../indexer/sources/webhook';
+import { testCommon } from '../support/common';
+import { PROGRAM_ID } from '../support/indexer';
+import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { tableDigests, waitFor } from '../support/tables';
+import { compareWithTruth } from '../support/truth';
+
+const SECRET = 'a-webhook-secret-of-at-least-32-characters';
+
+interface Running {
+  common: Common;
+  tdb: TestDatabase;
+  database: Database;
+  indexer: Indexer;
+  server: http.Server;
+  url: string;
+  run: Promise<void>;
+  cursorSlot(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** An indexer process's parts, in this process, over a real database and HTTP port. */
+async function startIndexer(source: Source, sink: TransactionSink | undefined, common: Common): Promise<Running> {
+  const tdb = await createTestDatabase();
+  const database = createDatabase({ url: tdb.url, poolMax: 4 });
+  const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source, heartbeatMs: 200 });
+  const server = createIndexerHttp({ common, db: database.db, indexer, source, sink });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const run = indexer.run();
+  return {
+    common,
+    tdb,
+    database,
+    indexer,
+    server,
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    run,
+    cursorSlot: async () => Number((await database.db.one('SELECT last_processed_slot FROM indexer_cursor')).last_processed_slot),
+    async stop() {
+      await indexer.stop();
+      await source.close();
+      await new Promise((r) => server.close(r));
+      await database.close();
+      await tdb.drop();
+    },
+  };
+}
+
+describe('RPC source end to end against the simulator JSON-RPC server', () => {
+  const sim = new MarketSimulator({ seed: 404, programId: PROGRAM_ID });
+  let chain: SimulatorRpcServer;
+  let endpoints: { url: string; wsUrl: string };
+  let a: Running;
+  const lastSlot = () => Math.max(...chain.transactions().map((t) => t.slot));
+  // Caught up: every successful chain transaction is in the ledger (failed ones are never fetched).
+  const caughtUp = (r: Running) => async () => {
+    const want = chain.transactions().filter((t) => t.meta?.err === null).length;
+    const { n } = await r.database.db.one('SELECT count(*)::int AS n FROM processed_transactions');
+    return n === want && (await r.cursorSlot()) === lastSlot();
+  };
+
+  beforeAll(async () => {
+    chain = createSimulatorRpcServer({ simulator: sim });
+    endpoints = await chain.listen();
+    chain.advance(400); // history to backfill
+    const common = testCommon({ WEBHOOK_SECRET: SECRET });
+    const source = createRpcSource({ common, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, pollIntervalMs: 400, maxBatchTransactions: 250 });
+    a = await startIndexer(source, source, common);
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await chain.close();
+  });
+
+  it('backfills history in slot order', async () => {
+    await waitFor('backfill', caughtUp(a));
+    expect(chain.callCount('getSignaturesForAddress')).toBeGreaterThan(0);
+    expect(await compareWithTruth(a.database.db, sim.truth())).toEqual({});
+  });
+
+  it('follows the live chain through logsSubscribe and rides out RPC failures', async () => {
+    await waitFor('subscription', async () => chain.subscriberCount() === 1);
+    chain.injectFaults('http500', 'rate_limit', 'rpc_error', 'null_transaction');
+    chain.advance(150);
+    await waitFor('live catch-up', caughtUp(a));
+    const errors = await a.common.metrics.indexerRpcErrors.get();
+    const kinds = new Set(errors.values.map((v) => v.labels.kind));
+    expect(kinds).toEqual(new Set(['http', 'rate_limited', 'rpc']));
+    expect(await compareWithTruth(a.database.db, sim.truth())).toEqual({});
+  });
+
+  it('closes a gap that no notification announces with the signature poll', async () => {
+    const polls = chain.callCount('getSignaturesForAddress');
+    chain.withholdNotifications(() => true);
+    const produced = chain.advance(60);
+    expect(produced.length).toBeGreaterThan(0);
+    await waitFor('gap closed by poll', caughtUp(a));
+    chain.withholdNotifications(() => false);
+    expect(chain.callCount('getSignaturesForAddress')).toBeGreaterThan(polls);
+    expect(await compareWithTruth(a.database.db, sim.truth())).toEqual({});
+    expect(await a.database.db.one('SELECT count(*)::int AS n FROM dead_letters')).toEqual({ n: 0 });
+  });
+
+  it('serves health, readiness and metrics on the indexer port', async () => {
+    const health = (await (await fetch(`${a.url}/health`)).json()) as { checks: { name: string }[] };
+    expect(health).toMatchObject({ status: 'healthy', dbConnected: true, rpcConnected: true, indexerRunning: true, role: 'writer' });
+    expect(health.checks.map((c: { name: string }) => c.name)).toEqual(['database', 'rpc', 'indexer', 'slot_lag']);
+    expect(await (await fetch(`${a.url}/ready`)).json()).toEqual({ ready: true, dbConnected: true, indexerRunning: true });
+    const metrics = await (await fetch(`${a.url}/metrics`)).text();
+    expect(metrics).toMatch(/service_indexer_transactions_processed_total\{source="rpc"\} [1-9]\d*/);
+    expect(metrics).toMatch(/service_indexer_slot_lag \d+/);
+    expect(metrics).toContain('service_indexer_processing_duration_seconds_bucket');
+  });
+
+  it('gives identical tables when the same transactions also arrive through the webhook at once', async () => {
+    const common = testCommon({ WEBHOOK_SECRET: SECRET });
+    const source = createRpcSource({ common, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, pollIntervalMs: 400, maxBatchTransactions: 300 });
+    const b = await startIndexer(source, source, common);
+    try {
+      const all = chain.transactions();
+      const posts: Promise<Response>[] = [];
+      for (let i = 0; i < all.length; i += 200) {
+        posts.push(fetch(`${b.url}${WEBHOOK_PATH}`, { method: 'POST', headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' }, body: JSON.stringify(all.slice(i, i + 200)) }));
+      }
+      // Duplicates of what the RPC already delivered are normal and harmless.
+      for (const r of await Promise.all(posts)) expect(r.status).toBe(202);
+      await waitFor('second indexer caught up', caughtUp(b));
+      expect(await tableDigests(b.database.db)).toEqual(await tableDigests(a.database.db));
+    } finally {
+      await b.stop();
+    }
+  });
+});
+
+describe('webhook ingest route', () => {
+  let w: Running;
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    fetch(`${w.url}${WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: SECRET, ...headers }, body });
+
+  beforeAll(async () => {
+    const source = createWebhookSource();
+    w = await startIndexer(source, source, testCommon({ WEBHOOK_SECRET: SECRET }));
+  });
+  afterAll(() => w.stop());
+
+  const sim = new MarketSimulator({ seed: 505, programId: PROGRAM_ID });
+  const txs = Array.from({ length: 80 }, () => sim.nextBlock().transactions).flat();
+
+  it('refuses a wrong or missing secret with 401 and writes nothing', async () => {
+    for (const auth of ['wrong', `Bearer ${SECRET}x`, '']) {
+      const r = await post(JSON.stringify(txs), { authorization: auth });
+      expect(r.status).toBe(401);
+      expect(await r.json()).toEqual({ error: 'Invalid webhook secret', code: 'UNAUTHORIZED' });
+    }
+    expect(await w.database.db.one('SELECT count(*)::int AS n FROM processed_transactions')).toEqual({ n: 0 });
+  });
+
+  it('refuses malformed and oversized bodies with 400 and writes nothing', async () => {
+    const cases: [string, string][] = [
+      ['{not json', 'INVALID_REQUEST_BODY'],
+      ['{}', 'VALIDATION_ERROR'],
+      ['[]', 'VALIDATION_ERROR'],
+      [JSON.stringify([{ slot: -1, blockTime: 1, transaction: { signatures: ['x'] }, meta: null }]), 'VALIDATION_ERROR'],
+      [JSON.stringify([{ ...txs[0], transaction: { ...txs[0]!.transaction, signatures: ["'; DROP TABLE markets; --"] } }]), 'VALIDATION_ERROR'],
+      [JSON.stringify(Array.from({ length: 40 }, () => ({ pad: 'x'.repeat(200_000) }))), 'LIMIT_EXCEEDED'],
+    ];
+    for (const [body, code] of cases) {
+      const r = await post(body);
+      expect(r.status).toBe(400);
+      const json = (await r.json()) as Record<string, unknown>;
+      expect(json.code).toBe(code);
+      expect(Object.keys(json).sort()).toEqual(['code', 'error']);
+      expect(JSON.stringify(json)).not.toMatch(/at \w+ \(|node_modules|SELECT|INSERT/);
+    }
+    expect(await w.database.db.one('SELECT count(*)::int AS n FROM processed_transactions')).toEqual({ n: 0 });
+  });
+
+  it('applies pushed transactions, and duplicates change nothing', async () => {
+    const r = await post(JSON.stringify(txs));
+    expect(r.status).toBe(202);
+    expect(await r.json()).toEqual({ accepted: txs.length });
+    await waitFor('applied', async () => (await w.cursorSlot()) === txs[txs.length - 1]!.slot);
+    const before = await tableDigests(w.database.db);
+    expect((await post(JSON.stringify(txs.slice(10, 30)))).status).toBe(202);
+    await waitFor('duplicates seen', async () => (await w.common.metrics.indexerDuplicateEvents.get()).values[0]!.value > 0);
+    expect(await tableDigests(w.database.db)).toEqual(before);
+    expect(await compareWithTruth(w.database.db, sim.truth())).toEqual({});
+  });
+});
