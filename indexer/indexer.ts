@@ -3,7 +3,7 @@ import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import type { Bus } from '../core/redis/bus';
-import { createProjector, FencedError, type BatchResult } from './project';
+import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './project';
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';
 import { acquireWriterLock, type WriterLock } from './writer-lock';
@@ -23,7 +23,7 @@ export interface Indexer {
   status(): IndexerStatus;
   /** Resolves after the batch in flight (if any) committed and published. */
   stop(): Promise<void>;
-  onBatch(listener: (r: BatchResult) => void): void;
+  onBatch(listener: (r: BatchResult, publishMs: number) => void): void;
 }
 
 export function createIndexer(opts: {
@@ -42,7 +42,7 @@ export function createIndexer(opts: {
   const publish = createPublisher({ bus: opts.bus, logger, metrics });
   const controller = new AbortController();
   common.shutdown.signal.addEventListener('abort', () => controller.abort(), { once: true });
-  const listeners: ((r: BatchResult) => void)[] = [];
+  const listeners: ((r: BatchResult, publishMs: number) => void)[] = [];
   const st: IndexerStatus = { role: 'starting', lastProcessedSlot: null, chainTip: null, lastError: null };
   let running: Promise<void> | undefined;
   let lock: WriterLock | undefined;
@@ -93,11 +93,12 @@ export function createIndexer(opts: {
     const timer = setInterval(() => void heartbeat(), opts.heartbeatMs ?? 5_000);
     timer.unref();
     try {
-      for await (const txs of source.batches(lock.cursor, controller.signal)) {
-        const end = metrics.indexerProcessingDuration.startTimer();
-        const result = await projector.applyBatch(txs, { writerEpoch: lock.epoch });
-        end();
+      const epoch = lock.epoch;
+      const commitOne = async (prepared: PreparedBatch): Promise<void> => {
+        const result = await projector.commit(prepared, { writerEpoch: epoch });
         const committedAt = performance.now();
+        const p = result.phases;
+        metrics.indexerProcessingDuration.observe((p.parse + p.ledger + p.load + p.apply + p.write + p.commit) / 1000);
         metrics.indexerTransactionsProcessed.inc({ source: source.name }, result.transactions);
         for (const [kind, n] of result.appliedByKind) metrics.indexerEventsApplied.inc({ kind }, n);
         metrics.indexerDuplicateEvents.inc(result.duplicates);
@@ -110,9 +111,19 @@ export function createIndexer(opts: {
           metrics.indexerLastProcessedSlot.set(st.lastProcessedSlot);
           if (st.chainTip !== null) metrics.indexerSlotLag.set(Math.max(0, st.chainTip - st.lastProcessedSlot));
         }
-        await publish(result.messages, committedAt);
-        for (const l of listeners) l(result);
+        const publishMs = await publish(result.messages, committedAt);
+        for (const l of listeners) l(result, publishMs);
+      };
+      // Two-stage pipeline: the next batch is parsed and decoded (CPU) while the previous
+      // one is being written (database I/O). Commits stay strictly in order, one at a time.
+      let inflight: Promise<void> | undefined;
+      for await (const txs of source.batches(lock.cursor, controller.signal)) {
+        const prepared = projector.prepare(txs);
+        if (inflight) await inflight;
+        inflight = commitOne(prepared);
+        inflight.catch(() => {}); // surfaced by the await above or below, not as unhandled
       }
+      if (inflight) await inflight;
       await heartbeat();
     } finally {
       clearInterval(timer);

@@ -9,13 +9,16 @@ import type { BusMessage } from './project';
  * is logged and counted, never retried into a later batch's order.
  */
 export function createPublisher(opts: { bus: Bus | undefined; logger: Logger; metrics: Metrics }) {
-  return async function publish(messages: BusMessage[], committedAt: number): Promise<void> {
-    if (!opts.bus || !messages.length) return;
+  /** Resolves with the commit-to-publish latency in ms (0 when there was nothing to publish). */
+  return async function publish(messages: BusMessage[], committedAt: number): Promise<number> {
+    if (!opts.bus || !messages.length) return 0;
     const results = await Promise.allSettled(
       messages.map((m) => opts.bus!.publish(m.channel, JSON.stringify(m.data))),
     );
     const failed = results.filter((r) => r.status === 'rejected').length;
     if (failed) opts.logger.warn({ failed, total: messages.length }, 'bus publish failed');
-    opts.metrics.busPublishLatency.observe((performance.now() - committedAt) / 1000);
+    const ms = performance.now() - committedAt;
+    opts.metrics.busPublishLatency.observe(ms / 1000);
+    return ms;
   };
 }

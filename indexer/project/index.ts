@@ -52,8 +52,30 @@ interface NewEvent {
 
 const jsonValue = (v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v instanceof Date ? v.toISOString() : v);
 
+/** A batch decoded and keyed, not yet written: built while the previous batch commits. */
+export interface PreparedBatch {
+  result: BatchResult;
+  parsed: ParsedTransaction[];
+  candidates: DeadLetter[];
+  rawRows: { signature: string; eventIndex: number; slot: number; blockTime: string; kind: string; data: Uint8Array }[];
+  eventsByKey: Map<string, NewEvent>;
+}
+
 export interface Projector {
+  /** Pure CPU work (parse, decode, key): needs no database. */
+  prepare(transactions: RawTransaction[]): PreparedBatch;
+  /** The one database transaction: ledger, projections, cursor. */
+  commit(batch: PreparedBatch, opts: { writerEpoch: number }): Promise<BatchResult>;
   applyBatch(transactions: RawTransaction[], opts: { writerEpoch: number }): Promise<BatchResult>;
+}
+
+function phaseTimer(result: BatchResult) {
+  let mark = performance.now();
+  return (name: keyof BatchResult['phases']) => {
+    const now = performance.now();
+    result.phases[name] += now - mark;
+    mark = now;
+  };
 }
 
 /**
@@ -67,11 +89,9 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
   const source = opts.source ?? 'unknown';
   let achievements: AchievementDef[] | undefined;
 
-  const rawCs = new opts.pgp.helpers.ColumnSet(['signature', 'event_index', 'slot', 'block_time', 'kind', 'data'], { table: 'raw_events' });
-  const txCs = new opts.pgp.helpers.ColumnSet(['signature', 'slot', 'block_time', 'event_count', 'failed'], { table: 'processed_transactions' });
   const dlCs = new opts.pgp.helpers.ColumnSet(['signature', 'event_index', 'slot', 'kind', 'reason', 'detail', 'data', 'source'], { table: 'dead_letters' });
 
-  async function applyBatch(transactions: RawTransaction[], { writerEpoch }: { writerEpoch: number }): Promise<BatchResult> {
+  function prepare(transactions: RawTransaction[]): PreparedBatch {
     const result: BatchResult = {
       transactions: 0,
       applied: 0,
@@ -82,12 +102,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
       messages: [],
       phases: { parse: 0, ledger: 0, load: 0, apply: 0, write: 0, commit: 0 },
     };
-    let mark = performance.now();
-    const phase = (name: keyof BatchResult['phases']) => {
-      const now = performance.now();
-      result.phases[name] += now - mark;
-      mark = now;
-    };
+    const phase = phaseTimer(result);
     const parsed: ParsedTransaction[] = [];
     const candidates: DeadLetter[] = [];
     const seen = new Set<string>();
@@ -110,7 +125,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
     result.transactions = parsed.length;
     if (parsed.length) result.slot = parsed[parsed.length - 1]!.slot;
 
-    const rawRows: Record<string, unknown>[] = [];
+    const rawRows: PreparedBatch['rawRows'] = [];
     const eventsByKey = new Map<string, NewEvent>();
     for (const p of parsed) {
       const blockTime = new Date((p.blockTime ?? 0) * 1000);
@@ -128,7 +143,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
         continue;
       }
       for (const e of p.events) {
-        rawRows.push({ signature: p.signature, event_index: e.index, slot: p.slot, block_time: blockTime, kind: e.event.kind, data: Buffer.from(e.bytes) });
+        rawRows.push({ signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime: blockTime.toISOString(), kind: e.event.kind, data: e.bytes });
         eventsByKey.set(`${p.signature}:${e.index}`, {
           ctx: { signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime },
           event: e.event,
@@ -138,6 +153,12 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
     }
 
     phase('parse');
+    return { result, parsed, candidates, rawRows, eventsByKey };
+  }
+
+  async function commit(batch: PreparedBatch, { writerEpoch }: { writerEpoch: number }): Promise<BatchResult> {
+    const { result, parsed, candidates, rawRows, eventsByKey } = batch;
+    const phase = phaseTimer(result);
     const state = await opts.db.tx('index-batch', async (t) => {
       const cursor = await t.one<{ writer_epoch: string; next_ids: Record<string, number> }>(
         'SELECT writer_epoch, next_ids FROM indexer_cursor WHERE id = 1 FOR UPDATE',
@@ -153,29 +174,38 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
       }));
 
       if (parsed.length) {
-        await t.none(
-          opts.pgp.helpers.insert(
-            parsed.map((p) => ({
-              signature: p.signature,
-              slot: p.slot,
-              block_time: p.blockTime === null ? null : new Date(p.blockTime * 1000),
-              event_count: p.events.length + p.invalid.length,
-              failed: p.failed,
-            })),
-            txCs,
-          ) + ' ON CONFLICT DO NOTHING',
-        );
+        await t.none({
+          text: `INSERT INTO processed_transactions (signature, slot, block_time, event_count, failed)
+                 SELECT * FROM unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::int[], $5::boolean[]) ON CONFLICT DO NOTHING`,
+          values: [
+            parsed.map((p) => p.signature),
+            parsed.map((p) => p.slot),
+            parsed.map((p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000).toISOString())),
+            parsed.map((p) => p.events.length + p.invalid.length),
+            parsed.map((p) => p.failed),
+          ],
+        } as never);
       }
 
       // The ledger decides what is new: only rows this insert created are applied.
       const fresh: NewEvent[] = [];
-      for (let i = 0; i < rawRows.length; i += 5_000) {
-        const inserted = await t.map(
-          opts.pgp.helpers.insert(rawRows.slice(i, i + 5_000), rawCs) + ' ON CONFLICT DO NOTHING RETURNING signature, event_index',
-          [],
-          (r: { signature: string; event_index: number }) => `${r.signature}:${r.event_index}`,
+      if (rawRows.length) {
+        const inserted = await t.any<{ signature: string; event_index: number }>(
+          {
+            text: `INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
+                   SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])
+                   ON CONFLICT DO NOTHING RETURNING signature, event_index`,
+            values: [
+              rawRows.map((r) => r.signature),
+              rawRows.map((r) => r.eventIndex),
+              rawRows.map((r) => r.slot),
+              rawRows.map((r) => r.blockTime),
+              rawRows.map((r) => r.kind),
+              rawRows.map((r) => `\\x${Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength).toString('hex')}`),
+            ],
+          } as never,
         );
-        for (const key of inserted) fresh.push(eventsByKey.get(key)!);
+        for (const r of inserted) fresh.push(eventsByKey.get(`${r.signature}:${r.event_index}`)!);
       }
       // RETURNING order is not guaranteed: restore chain order.
       const order = new Map([...eventsByKey.keys()].map((k, i) => [k, i]));
@@ -198,7 +228,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
       }
       finalizeBook(st);
       phase('apply');
-      await writeState(t, opts.pgp, writers, st);
+      await writeState(t, writers, st);
 
       if (candidates.length) {
         const stored = await t.map(
@@ -234,7 +264,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
     return result;
   }
 
-  return { applyBatch };
+  return { prepare, commit, applyBatch: (txs, o) => commit(prepare(txs), o) };
 }
 
 /** Best bid and ask of every market whose book changed, from its level rows. */

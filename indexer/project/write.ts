@@ -1,4 +1,4 @@
-import type { IMain, ITask, ColumnSet } from 'pg-promise';
+import type { IMain, ITask } from 'pg-promise';
 import type { BatchState } from './state';
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -113,42 +113,84 @@ const SPECS = {
   dailyPnl: { table: 'daily_pnl', props: ['wallet', 'day', 'pnl'] },
 } satisfies Record<string, TableSpec>;
 
-type Writers = { [K in keyof typeof SPECS]: { cs: ColumnSet; suffix: string } };
+/** SQL type of every column, for the typed unnest() arrays. */
+const TYPES: Record<string, string> = {
+  id: 'bigint', address: 'text', market_id: 'numeric', oracle_feed: 'text', oracle_feed_id: 'text', settlement_mint: 'text',
+  creator: 'text', duration_seconds: 'numeric', max_confidence_ratio_bps: 'int', state: 'smallint', outcome: 'smallint',
+  t_start: 'timestamptz', t_end: 'timestamptz', start_price: 'numeric', start_price_conf: 'numeric', start_price_expo: 'int',
+  end_price: 'numeric', end_price_conf: 'numeric', end_price_expo: 'int', total_collateral: 'numeric', total_yes_shares: 'numeric',
+  total_no_shares: 'numeric', total_volume: 'numeric', total_trades: 'bigint', total_positions: 'bigint', best_bid: 'int',
+  best_ask: 'int', accumulated_creator_fees: 'numeric', creator_fees_earned: 'numeric', created_at: 'timestamptz',
+  resolved_at: 'timestamptz', updated_at: 'timestamptz', created_slot: 'bigint', created_signature: 'text',
+  market_address: 'text', order_id: 'numeric', owner: 'text', side_code: 'smallint', price_bps: 'int', quantity: 'numeric',
+  filled_quantity: 'numeric', status_code: 'smallint', order_type: 'smallint', tx_signature: 'text', book_side: 'smallint',
+  orders: 'int', yes_shares: 'numeric', no_shares: 'numeric', collateral_deposited: 'numeric', total_bought: 'numeric',
+  total_sold: 'numeric', fees_paid: 'numeric', yes_cost: 'numeric', no_cost: 'numeric', settled: 'boolean', payout: 'numeric',
+  settled_at: 'timestamptz', maker_order_id: 'numeric', taker_order_id: 'numeric', maker: 'text', taker: 'text',
+  maker_side: 'smallint', taker_side: 'smallint', taker_fee: 'numeric', fee_protocol: 'numeric', fee_creator: 'numeric',
+  fee_referral: 'numeric', protocol_treasury_index: 'smallint', referrer: 'text', event_index: 'int', slot: 'bigint',
+  executed_at: 'timestamptz', fee_cap_bps: 'int', decay_rate_bps: 'int', protocol_share_bps: 'int', creator_share_bps: 'int',
+  referral_share_bps: 'int', changed_at: 'timestamptz', tick_size_bps: 'int', wallet: 'text', expires_at: 'timestamptz',
+  accumulated: 'numeric', total_earned: 'numeric', total_claimed: 'numeric', last_credit_at: 'timestamptz', referee: 'text',
+  amount: 'numeric', credited_at: 'timestamptz', token_account: 'text', claimed_at: 'timestamptz', accrued_at: 'timestamptz',
+  creator_token_account: 'text', caller: 'text', trades_count: 'bigint', volume: 'numeric', markets_traded: 'int',
+  first_trade_at: 'timestamptz', last_trade_at: 'timestamptz', total_trades_i: 'int', winning_trades: 'int',
+  losing_trades: 'int', total_pnl: 'numeric', total_size: 'numeric', best_trade_pnl: 'numeric', worst_trade_pnl: 'numeric',
+  current_streak: 'int', longest_streak: 'int', achievement_id: 'int', progress: 'int', unlocked_at: 'timestamptz',
+  side: 'text', shares: 'numeric', cost: 'numeric', pnl: 'numeric', is_win: 'boolean', market_outcome: 'smallint', day: 'date',
+};
 
-/** Column sets and upsert clauses, built once per pg-promise root. */
-export function createWriters(pgp: IMain): Writers {
-  const out: Record<string, { cs: ColumnSet; suffix: string }> = {};
+/** A JS value as PostgreSQL's text form for a bound parameter array element. */
+export function toParam(v: unknown): unknown {
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof Date) return v.toISOString();
+  return v;
+}
+
+export interface Writer {
+  sql: string;
+  props: string[];
+}
+type Writers = { [K in keyof typeof SPECS]: Writer };
+
+/**
+ * Multi-row statements as `INSERT ... SELECT * FROM unnest($1::type[], ...)` with bound
+ * parameters: one round trip per table and batch, no per-row SQL text to build or parse.
+ */
+export function createWriters(_pgp?: IMain): Writers {
+  const out: Record<string, Writer> = {};
   for (const [key, spec] of Object.entries(SPECS) as [string, TableSpec][]) {
-    const cs = new pgp.helpers.ColumnSet(
-      spec.props.map((p) => ({ name: snake(p), prop: p })),
-      { table: spec.table },
-    );
-    const suffix = spec.conflict
-      ? ` ON CONFLICT (${spec.conflict.join(', ')}) DO UPDATE SET ${cs.assignColumns({ from: 'EXCLUDED', skip: spec.conflict })}`
-      : '';
-    out[key] = { cs, suffix };
+    const cols = spec.props.map(snake);
+    const arrays = cols.map((c, i) => {
+      const type = spec.table === 'user_stats' && c === 'total_trades' ? 'int' : TYPES[c];
+      if (!type) throw new Error(`no SQL type for ${spec.table}.${c}`);
+      return `$${i + 1}::${type}[]`;
+    });
+    let sql = `INSERT INTO ${spec.table} (${cols.join(', ')}) SELECT * FROM unnest(${arrays.join(', ')})`;
+    if (spec.conflict) {
+      const updates = cols.filter((c) => !spec.conflict!.includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
+      sql += ` ON CONFLICT (${spec.conflict.join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
+    }
+    out[key] = { sql, props: spec.props };
   }
   // Daily P&L rows add up across batches instead of being read first.
-  out.dailyPnl!.suffix = ' ON CONFLICT (wallet, day) DO UPDATE SET pnl = daily_pnl.pnl + EXCLUDED.pnl';
+  out.dailyPnl!.sql = out.dailyPnl!.sql.replace(/ON CONFLICT.*$/, '') + ' ON CONFLICT (wallet, day) DO UPDATE SET pnl = daily_pnl.pnl + EXCLUDED.pnl';
   return out as Writers;
 }
 
-/** Chunks keep each statement far below PostgreSQL's parameter-free but still finite limits. */
-const CHUNK = 5_000;
-
-async function write(t: ITask<unknown>, pgp: IMain, w: { cs: ColumnSet; suffix: string }, rows: object[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await t.none(pgp.helpers.insert(rows.slice(i, i + CHUNK), w.cs) + w.suffix);
-  }
+async function write(t: ITask<unknown>, w: Writer, rows: object[]): Promise<void> {
+  if (!rows.length) return;
+  const columns = w.props.map((p) => rows.map((r) => toParam((r as Record<string, unknown>)[p])));
+  await t.none({ text: w.sql, values: columns } as never);
 }
 
 /**
  * Writes what the batch changed, parents before children (foreign keys): one multi-row
  * statement per table, never a round trip per row.
  */
-export async function writeState(t: ITask<unknown>, pgp: IMain, writers: Writers, s: BatchState): Promise<void> {
-  await write(t, pgp, writers.markets, s.markets.dirtyRows());
-  await write(t, pgp, writers.orders, s.orders.dirtyRows());
+export async function writeState(t: ITask<unknown>, writers: Writers, s: BatchState): Promise<void> {
+  await write(t, writers.markets, s.markets.dirtyRows());
+  await write(t, writers.orders, s.orders.dirtyRows());
   const levels = s.levels.dirtyRows();
   const emptied = levels.filter((l) => l.quantity === 0n);
   for (const l of levels) {
@@ -163,20 +205,20 @@ export async function writeState(t: ITask<unknown>, pgp: IMain, writers: Writers
       [emptied.map((l) => l.marketAddress), emptied.map((l) => l.bookSide), emptied.map((l) => l.priceBps)],
     );
   }
-  await write(t, pgp, writers.levels, levels.filter((l) => l.quantity > 0n));
-  await write(t, pgp, writers.positions, s.positions.dirtyRows());
-  await write(t, pgp, writers.trades, s.trades);
-  await write(t, pgp, writers.feeConfigs, s.feeConfigs);
-  await write(t, pgp, writers.tickSizes, s.tickSizes);
-  await write(t, pgp, writers.locks, s.locks.dirtyRows());
-  await write(t, pgp, writers.earnings, s.earnings.dirtyRows());
-  await write(t, pgp, writers.referrerCredits, s.referrerCredits);
-  await write(t, pgp, writers.referrerClaims, s.referrerClaims);
-  await write(t, pgp, writers.creatorAccruals, s.creatorAccruals);
-  await write(t, pgp, writers.creatorClaims, s.creatorClaims);
-  await write(t, pgp, writers.activity, s.activity.dirtyRows());
-  await write(t, pgp, writers.stats, s.stats.dirtyRows());
-  await write(t, pgp, writers.userAchievements, s.userAchievements.dirtyRows());
-  await write(t, pgp, writers.settledTrades, s.settledTrades);
-  await write(t, pgp, writers.dailyPnl, [...s.dailyPnl.values()]);
+  await write(t, writers.levels, levels.filter((l) => l.quantity > 0n));
+  await write(t, writers.positions, s.positions.dirtyRows());
+  await write(t, writers.trades, s.trades);
+  await write(t, writers.feeConfigs, s.feeConfigs);
+  await write(t, writers.tickSizes, s.tickSizes);
+  await write(t, writers.locks, s.locks.dirtyRows());
+  await write(t, writers.earnings, s.earnings.dirtyRows());
+  await write(t, writers.referrerCredits, s.referrerCredits);
+  await write(t, writers.referrerClaims, s.referrerClaims);
+  await write(t, writers.creatorAccruals, s.creatorAccruals);
+  await write(t, writers.creatorClaims, s.creatorClaims);
+  await write(t, writers.activity, s.activity.dirtyRows());
+  await write(t, writers.stats, s.stats.dirtyRows());
+  await write(t, writers.userAchievements, s.userAchievements.dirtyRows());
+  await write(t, writers.settledTrades, s.settledTrades);
+  await write(t, writers.dailyPnl, [...s.dailyPnl.values()]);
 }

@@ -56,8 +56,8 @@ describe('schema rules (real PostgreSQL)', () => {
     tdb = await createTestDatabase();
     database = createDatabase({ url: tdb.url, poolMax: 2 });
     await database.db.none(
-      `INSERT INTO markets (address, market_id, settlement_mint, state, t_start, t_end, created_at, updated_at, created_slot, created_signature)
-       VALUES ($1, 29446500, 'mint', 1, to_timestamp(1766790000), to_timestamp(1766790060), now(), now(), 1, 'sig')`,
+      `INSERT INTO markets (id, address, market_id, settlement_mint, state, t_start, t_end, created_at, updated_at, created_slot, created_signature)
+       VALUES (1, $1, 29446500, 'mint', 1, to_timestamp(1766790000), to_timestamp(1766790060), now(), now(), 1, 'sig')`,
       [market],
     );
   });
@@ -66,11 +66,12 @@ describe('schema rules (real PostgreSQL)', () => {
     await tdb.drop();
   });
 
+  let nextId = 1;
   const insertOrder = (orderId: string, quantity: string) =>
     database.db.none(
-      `INSERT INTO orders (market_address, order_id, owner, side_code, price_bps, quantity, created_at, updated_at, created_slot, tx_signature)
-       VALUES ($1, $2, 'owner', 0, 5000, $3, now(), now(), 1, 'sig')`,
-      [market, orderId, quantity],
+      `INSERT INTO orders (id, market_address, order_id, owner, side_code, price_bps, quantity, created_at, updated_at, created_slot, tx_signature)
+       VALUES ($4, $1, $2, 'owner', 0, 5000, $3, now(), now(), 1, 'sig')`,
+      [market, orderId, quantity, nextId++],
     );
 
   it('stores u64 amounts exactly and returns them as decimal strings', async () => {
@@ -87,10 +88,10 @@ describe('schema rules (real PostgreSQL)', () => {
   it('rejects a trade whose fee parts do not add up to the taker fee', async () => {
     const insertTrade = (fee: number, parts: [number, number, number], idx: number) =>
       database.db.none(
-        `INSERT INTO trades (market_address, maker_order_id, taker_order_id, maker, taker, maker_side, taker_side,
+        `INSERT INTO trades (id, market_address, maker_order_id, taker_order_id, maker, taker, maker_side, taker_side,
            price_bps, quantity, taker_fee, fee_protocol, fee_creator, fee_referral, protocol_treasury_index,
            tx_signature, event_index, slot, executed_at)
-         VALUES ($1, 1, 2, 'm', 't', 0, 2, 5000, 10, $2, $3, $4, $5, 3, 'sig', $6, 1, now())`,
+         VALUES ($6 + 1, $1, 1, 2, 'm', 't', 0, 2, 5000, 10, $2, $3, $4, $5, 3, 'sig', $6, 1, now())`,
         [market, fee, ...parts, idx],
       );
     await insertTrade(10, [5, 3, 2], 0);

@@ -1,0 +1,18 @@
+// `npm run bench -- <name>`: benchmarks print a table; they are not tests and assert nothing.
+const benches: Record<string, () => Promise<void>> = {
+  indexer: async () => (await import('./indexer-bench')).run(),
+};
+
+const name = process.argv[2];
+const bench = name ? benches[name] : undefined;
+if (!bench) {
+  process.stderr.write(`usage: npm run bench -- <${Object.keys(benches).join('|')}>\n`);
+  process.exit(2);
+}
+bench().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);

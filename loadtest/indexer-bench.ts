@@ -1,0 +1,163 @@
+import { Client } from 'pg';
+import { createDatabase } from '../core/db';
+import { migrate } from '../core/db/migrate';
+import { IDL, parseTransaction, type RawTransaction } from '../core/events';
+import { createShutdown } from '../core/common';
+import { loadConfig } from '../core/config';
+import { createRedisBus, type Bus } from '../core/redis/bus';
+import { createRedis, redisReady } from '../core/redis/client';
+import { createKeys } from '../core/redis/keys';
+import { createLogger } from '../core/telemetry/logger';
+import { createMetrics } from '../core/telemetry/metrics';
+import { createIndexer } from '../indexer/indexer';
+import { MarketSimulator } from '../indexer/sources/simulator/engine';
+import type { Source } from '../indexer/sources/types';
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TARGET_EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
+const BATCH = Number(process.env.BENCH_BATCH ?? 2_000);
+
+const dbUrl = (name: string) => {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+
+async function freshDatabase(name: string): Promise<string> {
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  return dbUrl(name);
+}
+
+async function dropDatabase(name: string): Promise<void> {
+  const admin = new Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await admin.end();
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+};
+
+/** Pre-generated batches, so chain simulation time is not counted as indexing time. */
+function arraySource(batches: RawTransaction[][]): Source {
+  return {
+    name: 'bench',
+    async *batches() {
+      for (const b of batches) yield b;
+    },
+    chainTip: async () => null,
+    connected: () => true,
+    close: async () => {},
+  };
+}
+
+export async function run(): Promise<void> {
+  const programId = IDL.address;
+  const t0 = Date.now();
+  const sim = new MarketSimulator({ seed: 1, programId, feeds: 3, wallets: 200, ordersPerSlot: 2 });
+  const batches: RawTransaction[][] = [];
+  let current: RawTransaction[] = [];
+  while (sim.truth().events < TARGET_EVENTS) {
+    for (let i = 0; i < 200; i++) {
+      current.push(...sim.nextBlock().transactions);
+      if (current.length >= BATCH) {
+        batches.push(current);
+        current = [];
+      }
+    }
+  }
+  if (current.length) batches.push(current);
+  const truth = sim.truth();
+  const genMs = Date.now() - t0;
+  process.stderr.write(`generated ${truth.events} events in ${truth.transactions} transactions over ${sim.slot} slots (${genMs} ms)\n`);
+
+  // 1. The indexer, through its production loop (prepare/commit pipeline, publish to Redis).
+  const name = `bench_indexer_${process.pid}`;
+  const url = await freshDatabase(name);
+  await migrate({ databaseUrl: url });
+  const database = createDatabase({ url, poolMax: 4 });
+  const config = loadConfig({ LOG_LEVEL: 'warn', PROGRAM_ID: programId, TENANT_ID: `bench-${process.pid}` });
+  const logger = createLogger({ level: 'warn', service: 'bench', tenant: config.tenantId });
+  const common = { config, logger, metrics: createMetrics({ processMetrics: false }), shutdown: createShutdown(logger) };
+  let bus: Bus | undefined;
+  const redis = createRedis(REDIS_URL);
+  redis.on('error', () => {});
+  try {
+    await redisReady(redis, 2_000);
+    bus = createRedisBus({ redis, keys: createKeys(config.tenantId) });
+  } catch {
+    process.stderr.write('Redis not reachable: publishing is skipped\n');
+  }
+  const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: url, bus, source: arraySource(batches), heartbeatMs: 60_000 });
+  const publishMs: number[] = [];
+  let applied = 0;
+  let messages = 0;
+  const phases = { parse: 0, ledger: 0, load: 0, apply: 0, write: 0, commit: 0 };
+  indexer.onBatch((r, ms) => {
+    applied += r.applied;
+    messages += r.messages.length;
+    if (r.messages.length) publishMs.push(ms);
+    for (const k of Object.keys(phases) as (keyof typeof phases)[]) phases[k] += r.phases[k];
+  });
+  const start = performance.now();
+  await indexer.run();
+  const indexMs = performance.now() - start;
+  const deadLetters = (await database.db.one('SELECT count(*)::int AS n FROM dead_letters')).n as number;
+  await database.close();
+  await bus?.close();
+  redis.disconnect();
+  await dropDatabase(name);
+
+  // 2. The ceiling: the same events as plain multi-row inserts into a raw-event table.
+  const rows = batches.flatMap((b) =>
+    b.flatMap((tx) => {
+      const p = parseTransaction(tx, programId);
+      const bt = new Date((p.blockTime ?? 0) * 1000).toISOString();
+      return p.events.map((e) => [p.signature, e.index, p.slot, bt, e.event.kind, `\\x${Buffer.from(e.bytes).toString('hex')}`] as const);
+    }),
+  );
+  const rawName = `bench_raw_${process.pid}`;
+  const rawUrl = await freshDatabase(rawName);
+  const raw = new Client({ connectionString: rawUrl });
+  await raw.connect();
+  await raw.query(`CREATE TABLE raw_events (signature TEXT NOT NULL, event_index INTEGER NOT NULL, slot BIGINT NOT NULL,
+    block_time TIMESTAMPTZ, kind TEXT NOT NULL, data BYTEA NOT NULL, PRIMARY KEY (signature, event_index))`);
+  const rawStart = performance.now();
+  const perBatch = Math.round(rows.length / batches.length);
+  for (let i = 0; i < rows.length; i += perBatch) {
+    const chunk = rows.slice(i, i + perBatch);
+    await raw.query('BEGIN');
+    await raw.query(
+      `INSERT INTO raw_events SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])`,
+      [0, 1, 2, 3, 4, 5].map((c) => chunk.map((r) => r[c])),
+    );
+    await raw.query('COMMIT');
+  }
+  const rawMs = performance.now() - rawStart;
+  await raw.end();
+  await dropDatabase(rawName);
+
+  const indexRate = (applied / indexMs) * 1000;
+  const rawRate = (rows.length / rawMs) * 1000;
+  const table: [string, string][] = [
+    ['events indexed', String(applied)],
+    ['dead letters', String(deadLetters)],
+    ['batches (transactions each)', `${batches.length} (${BATCH})`],
+    ['indexer wall time', `${(indexMs / 1000).toFixed(2)} s`],
+    ['indexer throughput', `${Math.round(indexRate)} events/s`],
+    ['raw batched insert (ceiling)', `${Math.round(rawRate)} events/s`],
+    ['ratio indexer / ceiling', (indexRate / rawRate).toFixed(2)],
+    ['commit-to-publish p50 / p99', `${pct(publishMs, 50).toFixed(2)} / ${pct(publishMs, 99).toFixed(2)} ms (${messages} messages)`],
+    ['time per phase (ms)', Object.entries(phases).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')],
+  ];
+  const w = Math.max(...table.map(([k]) => k.length));
+  process.stdout.write(`\nindexer benchmark (${new Date().toISOString()}, node ${process.version})\n`);
+  for (const [k, v] of table) process.stdout.write(`  ${k.padEnd(w)}  ${v}\n`);
+}
