@@ -13,7 +13,6 @@ CREATE TABLE raw_events (
   data         BYTEA NOT NULL,
   PRIMARY KEY (signature, event_index)
 );
-CREATE INDEX raw_events_slot_idx ON raw_events (slot);
 
 -- Every program transaction seen, with or without events, so sources can skip what is done.
 CREATE TABLE processed_transactions (
@@ -23,7 +22,6 @@ CREATE TABLE processed_transactions (
   event_count  INTEGER NOT NULL,
   failed       BOOLEAN NOT NULL DEFAULT false
 );
-CREATE INDEX processed_transactions_slot_idx ON processed_transactions (slot DESC);
 
 -- Written only in the batch transaction, together with the projections.
 CREATE TABLE indexer_cursor (
