@@ -89,7 +89,8 @@ export function createIndexer(opts: {
         controller.abort();
       }
     });
-    await heartbeat();
+    // Not awaited: a slow or unreachable RPC must not delay indexing.
+    void heartbeat();
     const timer = setInterval(() => void heartbeat(), opts.heartbeatMs ?? 5_000);
     timer.unref();
     try {

@@ -161,7 +161,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       }
     },
     async chainTip() {
-      tip = await rpc.call<number>('getSlot', [{ commitment: 'confirmed' }], AbortSignal.timeout(5_000));
+      tip = await rpc.call<number>('getSlot', [{ commitment: 'confirmed' }], AbortSignal.timeout(2_000));
       return tip;
     },
     connected: () => rpc.connected(),

@@ -1,0 +1,100 @@
+import type Redis from 'ioredis';
+import { createDatabase, type Database } from '../../core/db';
+import { createKeys } from '../../core/redis/keys';
+import { createRedisBus, type Bus } from '../../core/redis/bus';
+import { createIndexerHttp } from '../../indexer/http';
+import { createIndexer } from '../../indexer/indexer';
+import { createRpcSource } from '../../indexer/sources/rpc';
+import { createSimulatorSource } from '../../indexer/sources/simulator/source';
+import { testCommon } from '../support/common';
+import { PROGRAM_ID } from '../support/indexer';
+import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { connectRedis, testTenant } from '../support/redis';
+import { waitFor } from '../support/tables';
+
+describe('live changes on the Redis bus', () => {
+  let tdb: TestDatabase;
+  let database: Database;
+  const clients: Redis[] = [];
+  const buses: Bus[] = [];
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    database = createDatabase({ url: tdb.url, poolMax: 4 });
+  });
+  afterAll(async () => {
+    await Promise.all(buses.map((b) => b.close()));
+    clients.forEach((c) => c.disconnect());
+    await database.close();
+    await tdb.drop();
+  });
+
+  it('are published only after commit, on the tenant channels, and agree with the tables', async () => {
+    const tenant = testTenant();
+    const common = testCommon({ TENANT_ID: tenant, PROGRAM_ID });
+    const [pubRedis, subRedis] = [connectRedis(), connectRedis()];
+    clients.push(pubRedis, subRedis);
+    const bus = createRedisBus({ redis: pubRedis, keys: createKeys(tenant) });
+    const listener = createRedisBus({ redis: subRedis, keys: createKeys(tenant) });
+    buses.push(bus, listener);
+
+    // Every market `state` update must already be visible in PostgreSQL when it arrives.
+    const checks: Promise<void>[] = [];
+    const seen: { channel: string; data: Record<string, unknown> }[] = [];
+    for (const pattern of ['market:*', 'orderbook:*', 'positions:*']) {
+      await listener.subscribe(pattern, (message, channel) => {
+        const data = JSON.parse(message) as Record<string, unknown>;
+        seen.push({ channel, data });
+        if (channel.startsWith('market:') && data.field === 'state') {
+          checks.push(
+            database.db
+              .any('SELECT state FROM markets WHERE market_id = $1', [data.marketId])
+              .then((rows: { state: number }[]) => expect(rows.map((r) => r.state)).toContain(data.value)),
+          );
+        }
+      });
+    }
+    const source = createSimulatorSource({ seed: 707, programId: PROGRAM_ID, untilSlot: 400, maxBatchTransactions: 100 });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus, source });
+    await indexer.run();
+    await waitFor('positions updates', async () => seen.some((s) => s.channel.startsWith('positions:')));
+    await Promise.all(checks);
+    expect(checks.length).toBeGreaterThan(3);
+    const kinds = new Set(seen.map((s) => s.channel.split(':')[0]));
+    expect(kinds).toEqual(new Set(['market', 'orderbook', 'positions']));
+    const lastSlot = Number((await database.db.one('SELECT last_processed_slot FROM indexer_cursor')).last_processed_slot);
+    for (const s of seen) expect(s.data.slot as number).toBeLessThanOrEqual(lastSlot);
+    const published = await common.metrics.busPublishLatency.get();
+    expect(published.values.find((v) => v.metricName?.endsWith('_count'))?.value).toBeGreaterThan(0);
+  });
+});
+
+describe('health while the chain RPC is down', () => {
+  it('stays up but reports degraded with rpcConnected false', async () => {
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 2 });
+    const common = testCommon();
+    // Nothing listens on port 1: every call fails and is retried with backoff.
+    const source = createRpcSource({ common, rpcUrl: 'http://127.0.0.1:1', wsUrl: 'ws://127.0.0.1:1', programId: PROGRAM_ID, subscribe: false });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source });
+    const server = createIndexerHttp({ common, db: database.db, indexer, source, sink: source });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const run = indexer.run().catch(() => {});
+    try {
+      const health = await waitFor('degraded', async () => {
+        const r = await fetch(`${url}/health`);
+        const body = (await r.json()) as { status: string; rpcConnected: boolean; checks: { name: string; status: string }[] };
+        return r.status === 200 && body.status === 'degraded' ? body : undefined;
+      });
+      expect(health.rpcConnected).toBe(false);
+      expect(health.checks.find((c) => c.name === 'rpc')?.status).toBe('warn');
+      expect((await common.metrics.indexerRpcErrors.get()).values.some((v) => v.labels.kind === 'network')).toBe(true);
+    } finally {
+      await indexer.stop();
+      await run;
+      await new Promise((r) => server.close(r));
+      await database.close();
+      await tdb.drop();
+    }
+  });
+});
