@@ -135,6 +135,12 @@ export function createIndexer(opts: {
     run() {
       running ??= loop().then(
         () => {
+          metrics.indexerIsWriter.set(0);
+          // Losing the lock ends the loop like a shutdown would, but it is a failure.
+          if (st.lastError === 'writer lock lost') {
+            st.role = 'failed';
+            throw new Error('writer lock lost');
+          }
           st.role = 'stopped';
         },
         (err: unknown) => {

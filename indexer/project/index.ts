@@ -85,7 +85,7 @@ function phaseTimer(result: BatchResult) {
  * commit returned.
  */
 export function createProjector(opts: { db: Db; pgp: IMain; programId: string; source?: string }): Projector {
-  const writers = createWriters(opts.pgp);
+  const writers = createWriters();
   const source = opts.source ?? 'unknown';
   let achievements: AchievementDef[] | undefined;
 

@@ -1,4 +1,4 @@
-import type { IMain, ITask } from 'pg-promise';
+import type { ITask } from 'pg-promise';
 import type { BatchState } from './state';
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -157,7 +157,7 @@ type Writers = { [K in keyof typeof SPECS]: Writer };
  * Multi-row statements as `INSERT ... SELECT * FROM unnest($1::type[], ...)` with bound
  * parameters: one round trip per table and batch, no per-row SQL text to build or parse.
  */
-export function createWriters(_pgp?: IMain): Writers {
+export function createWriters(): Writers {
   const out: Record<string, Writer> = {};
   for (const [key, spec] of Object.entries(SPECS) as [string, TableSpec][]) {
     const cols = spec.props.map(snake);
