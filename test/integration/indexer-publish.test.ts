@@ -98,3 +98,27 @@ describe('health while the chain RPC is down', () => {
     }
   });
 });
+
+describe('writer lock', () => {
+  it('stops the writer with an error when its lock session is terminated', async () => {
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 2 });
+    try {
+      const common = testCommon({ PROGRAM_ID });
+      // A realtime chain never ends by itself: only the lost lock can stop this writer.
+      const source = createSimulatorSource({ seed: 808, programId: PROGRAM_ID, realtime: true, slotMs: 50 });
+      const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source });
+      const run = indexer.run();
+      await waitFor('writer', async () => indexer.status().role === 'writer' && (indexer.status().lastProcessedSlot ?? 0) > 0);
+      await database.db.any(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'market-indexer-writer-lock'`,
+        [tdb.name],
+      );
+      await expect(run).rejects.toThrow('writer lock lost');
+      expect(indexer.status()).toMatchObject({ role: 'failed', lastError: 'writer lock lost' });
+    } finally {
+      await database.close();
+      await tdb.drop();
+    }
+  });
+});
