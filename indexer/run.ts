@@ -100,21 +100,27 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
   }
 }
 
-/** A progress bar with rate and ETA while a bounded backfill runs (stderr only when it is a terminal). */
+/**
+ * A progress bar with rate and ETA while a bounded backfill runs (on stderr, only when it is a
+ * terminal). It appears once the source knows its total: the RPC source after its first poll.
+ */
 function startProgress(source: Source): () => void {
   if (!source.progress || !process.stderr.isTTY) return () => {};
-  const first = source.progress();
-  if (!first) return () => {};
-  const bar = new SingleBar({
-    format: `backfill [{bar}] {percentage}% | {value}/{total} ${first.unit} | {speed} ${first.unit}/s | ETA {eta_formatted}`,
-    stream: process.stderr,
-    etaBuffer: 50,
-  });
-  bar.start(first.total, first.done, { speed: '0' });
-  let last = { t: Date.now(), done: first.done };
+  let bar: SingleBar | undefined;
+  let last = { t: Date.now(), done: 0 };
   const timer = setInterval(() => {
     const p = source.progress!();
     if (!p) return;
+    if (!bar) {
+      bar = new SingleBar({
+        format: `backfill [{bar}] {percentage}% | {value}/{total} ${p.unit} | {speed} ${p.unit}/s | ETA {eta_formatted}`,
+        stream: process.stderr,
+        etaBuffer: 50,
+      });
+      bar.start(p.total, p.done, { speed: '0' });
+      last = { t: Date.now(), done: p.done };
+      return;
+    }
     const now = Date.now();
     const speed = ((p.done - last.done) * 1000) / Math.max(1, now - last.t);
     last = { t: now, done: p.done };
@@ -123,6 +129,6 @@ function startProgress(source: Source): () => void {
   }, 250);
   return () => {
     clearInterval(timer);
-    bar.stop();
+    bar?.stop();
   };
 }
