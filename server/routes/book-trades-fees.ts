@@ -1,0 +1,55 @@
+import { Router } from 'express';
+import Joi from 'joi';
+import type { Db } from '../../core/db';
+import { isValidFeeSplit } from '../../core/domain';
+import { ApiError } from '../http/errors';
+import { base58Address, base58Signature, limit, parse } from '../http/validate';
+import { feeConfigRow, trade } from '../read/serialize';
+
+type Row = Record<string, unknown>;
+const FEE_HISTORY = 25;
+
+export function bookTradesFeesRouter(db: Db): Router {
+  const r = Router();
+
+  r.get('/orderbook/top', async (req, res) => {
+    const q = parse(Joi.object({ market: base58Address }), req.query, 'query');
+    const m = q.market
+      ? await db.oneOrNone<Row>('SELECT address, best_bid, best_ask FROM markets WHERE address = $1', [q.market])
+      : await db.oneOrNone<Row>('SELECT address, best_bid, best_ask FROM markets ORDER BY market_id DESC, id DESC LIMIT 1');
+    if (q.market && !m) throw new ApiError('NOT_FOUND', 'Market not found');
+    if (!m) return void res.json({ best_bid: null, best_ask: null });
+    res.json({ best_bid: m.best_bid ?? null, best_ask: m.best_ask ?? null, market: m.address });
+  });
+
+  r.get('/trades', async (req, res) => {
+    const q = parse(Joi.object({ tx: base58Signature, limit: limit(100, 500) }), req.query, 'query');
+    const rows = q.tx
+      ? await db.any<Row>('SELECT * FROM trades WHERE tx_signature = $1 ORDER BY event_index LIMIT $2', [q.tx, q.limit])
+      : await db.any<Row>('SELECT * FROM trades ORDER BY id DESC LIMIT $1', [q.limit]);
+    res.json({ trades: rows.map(trade) });
+  });
+
+  r.get('/v2/fee-config', async (req, res) => {
+    parse(Joi.object({}), req.query, 'query');
+    const [history, invalid] = await Promise.all([
+      db.any<Row>('SELECT * FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT $1', [FEE_HISTORY]),
+      db.any<Row>('SELECT protocol_share_bps, creator_share_bps, referral_share_bps FROM fee_config_history'),
+    ]);
+    const invalidFeeSplitRows = invalid.filter(
+      (x) =>
+        !isValidFeeSplit({
+          protocolShareBps: Number(x.protocol_share_bps),
+          creatorShareBps: Number(x.creator_share_bps),
+          referralShareBps: Number(x.referral_share_bps),
+        }),
+    ).length;
+    res.json({
+      current: history[0] ? feeConfigRow(history[0]) : null,
+      history: history.map(feeConfigRow),
+      invariants: { feeSplitValid: invalidFeeSplitRows === 0, invalidFeeSplitRows },
+    });
+  });
+
+  return r;
+}

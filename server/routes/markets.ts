@@ -1,0 +1,101 @@
+import { Router } from 'express';
+import Joi from 'joi';
+import type { Db } from '../../core/db';
+import { DEFAULT_FEE_CONFIG, DEFAULT_TICK_SIZE_BPS, MarketState } from '../../core/domain';
+import { ApiError } from '../http/errors';
+import { base58Address, limit, offset, parse } from '../http/validate';
+import { currentMarket, iso, level, marketListItem } from '../read/serialize';
+
+type Row = Record<string, unknown>;
+const DEPTH = 10;
+
+/** `:marketId` is a base58 address or a numeric epoch id (decision D-6). */
+export async function findMarket(db: Db, marketId: unknown): Promise<Row> {
+  const { id } = parse(
+    Joi.object({ id: Joi.alternatives().try(Joi.string().pattern(/^\d{1,20}$/, 'epoch id'), base58Address).required() }),
+    { id: marketId },
+    'path',
+  );
+  const row = /^\d+$/.test(id)
+    ? await db.oneOrNone<Row>('SELECT * FROM markets WHERE market_id = $1 ORDER BY id LIMIT 1', [id])
+    : await db.oneOrNone<Row>('SELECT * FROM markets WHERE address = $1', [id]);
+  if (!row) throw new ApiError('NOT_FOUND', 'Market not found');
+  return row;
+}
+
+export function marketsRouter(db: Db, chainId: string): Router {
+  const r = Router();
+
+  r.get('/markets', async (req, res) => {
+    const q = parse(
+      Joi.object({
+        state: Joi.number().integer().min(0).max(5),
+        limit: limit(50, 100),
+        offset: offset(1_000_000),
+        chain: Joi.string().valid(chainId),
+      }),
+      req.query,
+      'query',
+    );
+    const where = q.state === undefined ? '' : 'WHERE state = $3';
+    const [rows, count] = await Promise.all([
+      db.any<Row>(`SELECT * FROM markets ${where} ORDER BY market_id DESC, id DESC LIMIT $1 OFFSET $2`, [q.limit, q.offset, q.state]),
+      db.one<{ n: number }>(`SELECT count(*)::int AS n FROM markets ${where.replace('$3', '$1')}`, [q.state]),
+    ]);
+    res.json({ data: { markets: rows.map(marketListItem), total: count.n, limit: q.limit, offset: q.offset } });
+  });
+
+  r.get('/markets/current', async (_req, res) => {
+    const trading = await db.oneOrNone<Row>('SELECT * FROM markets WHERE state = $1 ORDER BY t_start DESC, id LIMIT 1', [MarketState.Trading]);
+    const upcoming = trading
+      ? null
+      : await db.oneOrNone<Row>('SELECT * FROM markets WHERE state IN ($1, $2) ORDER BY t_start, id LIMIT 1', [MarketState.Pending, MarketState.Created]);
+    const row = trading ?? upcoming;
+    if (!row) throw new ApiError('NOT_FOUND', 'No current or upcoming market');
+    res.json({ data: { market: currentMarket(row), status: trading ? 'trading' : 'upcoming' } });
+  });
+
+  r.get('/markets/:marketId', async (req, res) => {
+    const m = await findMarket(db, req.params.marketId);
+    const [bids, asks, tick, fee] = await Promise.all([
+      db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 0 ORDER BY price_bps DESC LIMIT $2', [m.address, DEPTH]),
+      db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 1 ORDER BY price_bps ASC LIMIT $2', [m.address, DEPTH]),
+      db.oneOrNone<{ tick_size_bps: number }>('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1'),
+      db.oneOrNone<{ fee_cap_bps: number; decay_rate_bps: number }>(
+        'SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1',
+      ),
+    ]);
+    const orderbook = { bids: bids.map(level), asks: asks.map(level) };
+    const market = {
+      ...marketListItem(m),
+      settlementMint: m.settlement_mint as string,
+      totalYesShares: String(m.total_yes_shares),
+      totalNoShares: String(m.total_no_shares),
+      createdAt: iso(m.created_at),
+      resolvedAt: iso(m.resolved_at),
+      accumulatedCreatorFees: String(m.accumulated_creator_fees),
+      tickSizeBps: tick?.tick_size_bps ?? DEFAULT_TICK_SIZE_BPS,
+      feeConfig: fee ? { feeCapBps: fee.fee_cap_bps, decayRateBps: fee.decay_rate_bps } : { ...DEFAULT_FEE_CONFIG },
+      orderbook,
+    };
+    res.json({ data: { market, orderbook } });
+  });
+
+  r.get('/markets/:marketId/creator-fee-claims', async (req, res) => {
+    const m = await findMarket(db, req.params.marketId);
+    const rows = await db.any<Row>('SELECT * FROM creator_fee_claims WHERE market_address = $1 ORDER BY id DESC', [m.address]);
+    res.json({
+      data: rows.map((c) => ({
+        marketAddress: c.market_address,
+        creatorTokenAccount: c.creator_token_account,
+        caller: c.caller,
+        amount: String(c.amount),
+        slot: Number(c.slot),
+        signature: c.tx_signature,
+        claimedAt: iso(c.claimed_at),
+      })),
+    });
+  });
+
+  return r;
+}

@@ -1,0 +1,44 @@
+import http from 'node:http';
+import type { Config } from '../core/config';
+import { createDatabase } from '../core/db';
+import { createCommon } from '../core/process';
+import type { Tracing } from '../core/telemetry/tracing';
+import { createApp } from './app';
+
+/**
+ * Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts what is
+ * left; idle keep-alive connections are closed at once so they do not hold the drain.
+ */
+export function closeGracefully(server: http.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+export async function runApi(config: Config, tracing: Tracing): Promise<void> {
+  const common = createCommon(config, 'api', tracing);
+  const { logger, shutdown } = common;
+  if (!config.databaseUrl) {
+    process.stderr.write('the API process needs DATABASE_URL (postgres://user@host:5432/dbname)\n');
+    process.exit(1);
+  }
+  try {
+    const database = createDatabase({ url: config.databaseUrl, poolMax: config.databasePoolMax, applicationName: 'market-indexer-api' });
+    shutdown.add('database', () => database.close());
+    const server = http.createServer(createApp({ common, db: database.db }));
+    await new Promise<void>((resolve) => server.listen(config.apiPort, config.apiHost, resolve));
+    const port = (server.address() as { port: number }).port;
+    logger.info({ port }, 'api listening');
+    process.send?.({ type: 'listening', port });
+    shutdown.add('http', () => closeGracefully(server, config.shutdownGraceMs));
+  } catch (err) {
+    logger.error({ err }, 'api failed to start');
+    await shutdown.run('failure');
+    process.exit(1);
+  }
+}
