@@ -6,8 +6,15 @@ import { buildHealth, isSynced } from '../core/health';
 import { ApiError, errorMapper, sendError } from './http/errors';
 import { deprecatedAliases, handlerTimeout, requestId, requestMetrics } from './http/middleware';
 import { indexerHealthInputs } from './read/status';
+import type { NonceStore } from '../core/redis/nonce-store';
+import type { RateLimits } from './limits/rate-limit';
+import { achievementsReferralsCreatorsRouter } from './routes/achievements-referrals-creators';
 import { bookTradesFeesRouter } from './routes/book-trades-fees';
+import { createGuards } from './routes/guards';
 import { marketsRouter } from './routes/markets';
+import { ordersPositionsRouter } from './routes/orders-positions';
+import { publicStatsRouter } from './routes/public-stats';
+import { statsRouter } from './routes/stats';
 
 export const API_PREFIX = '/api/v1';
 
@@ -28,7 +35,7 @@ function routeTable(routers: Router[], prefix: string) {
  * The REST app. Middleware order (design 4): request id → alias rewrite → metrics → timeout →
  * routes → 404/405 → error mapper. Rate limits and wallet auth join in front of the routes.
  */
-export function createApp(opts: { common: Common; db: Db; startedAt?: number }): express.Express {
+export function createApp(opts: { common: Common; db: Db; nonceStore: NonceStore; limits: RateLimits; startedAt?: number }): express.Express {
   const { common, db } = opts;
   const { config, logger, metrics } = common;
   const startedAt = opts.startedAt ?? Date.now();
@@ -58,8 +65,9 @@ export function createApp(opts: { common: Common; db: Db; startedAt?: number }):
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
+  const g = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId });
   const api = express.Router();
-  api.get('/status', async (_req, res) => {
+  api.get('/status', g.ip('public_read'), async (_req, res) => {
     const i = await indexerHealthInputs(db, startedAt);
     const h = buildHealth(i);
     if (i.slotLag !== null) metrics.indexerSlotLag.set(i.slotLag);
@@ -74,7 +82,15 @@ export function createApp(opts: { common: Common; db: Db; startedAt?: number }):
       },
     });
   });
-  const routers = [marketsRouter(db, config.chainId), bookTradesFeesRouter(db), api];
+  const routers = [
+    marketsRouter(db, config.chainId, g),
+    bookTradesFeesRouter(db, g),
+    ordersPositionsRouter(db, g),
+    statsRouter(db, g),
+    achievementsReferralsCreatorsRouter(db, g),
+    publicStatsRouter(db, g),
+    api,
+  ];
   for (const r of routers) app.use(API_PREFIX, r);
   app.use(ops);
 

@@ -3,7 +3,9 @@ import type { Config } from '../core/config';
 import { createDatabase } from '../core/db';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
+import { createRedis, type Redis } from '../core/redis/client';
 import { createApp } from './app';
+import { createApiStores } from './stores';
 
 /**
  * Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts what is
@@ -30,7 +32,16 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
   try {
     const database = createDatabase({ url: config.databaseUrl, poolMax: config.databasePoolMax, applicationName: 'market-indexer-api' });
     shutdown.add('database', () => database.close());
-    const server = http.createServer(createApp({ common, db: database.db }));
+    let redis: Redis | undefined;
+    if (config.redisUrl) {
+      redis = createRedis(config.redisUrl);
+      redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+      const r = redis;
+      shutdown.add('redis', () => void r.disconnect());
+    } else {
+      logger.warn('REDIS_URL is not set: nonces and rate limits are per process');
+    }
+    const server = http.createServer(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
     await new Promise<void>((resolve) => server.listen(config.apiPort, config.apiHost, resolve));
     const port = (server.address() as { port: number }).port;
     logger.info({ port }, 'api listening');

@@ -5,14 +5,17 @@ import { isValidFeeSplit } from '../../core/domain';
 import { ApiError } from '../http/errors';
 import { base58Address, base58Signature, limit, parse } from '../http/validate';
 import { feeConfigRow, trade } from '../read/serialize';
+import { tradesOfTransaction } from '../read/queries';
+import type { Guards } from './guards';
 
 type Row = Record<string, unknown>;
 const FEE_HISTORY = 25;
 
-export function bookTradesFeesRouter(db: Db): Router {
+export function bookTradesFeesRouter(db: Db, g: Guards): Router {
+  const read = g.ip('public_read');
   const r = Router();
 
-  r.get('/orderbook/top', async (req, res) => {
+  r.get('/orderbook/top', read, async (req, res) => {
     const q = parse(Joi.object({ market: base58Address }), req.query, 'query');
     const m = q.market
       ? await db.oneOrNone<Row>('SELECT address, best_bid, best_ask FROM markets WHERE address = $1', [q.market])
@@ -22,15 +25,15 @@ export function bookTradesFeesRouter(db: Db): Router {
     res.json({ best_bid: m.best_bid ?? null, best_ask: m.best_ask ?? null, market: m.address });
   });
 
-  r.get('/trades', async (req, res) => {
+  r.get('/trades', read, async (req, res) => {
     const q = parse(Joi.object({ tx: base58Signature, limit: limit(100, 500) }), req.query, 'query');
     const rows = q.tx
-      ? await db.any<Row>('SELECT * FROM trades WHERE tx_signature = $1 ORDER BY event_index LIMIT $2', [q.tx, q.limit])
+      ? await tradesOfTransaction(db, q.tx, q.limit)
       : await db.any<Row>('SELECT * FROM trades ORDER BY id DESC LIMIT $1', [q.limit]);
     res.json({ trades: rows.map(trade) });
   });
 
-  r.get('/v2/fee-config', async (req, res) => {
+  r.get('/v2/fee-config', g.ip('public'), async (req, res) => {
     parse(Joi.object({}), req.query, 'query');
     const [history, invalid] = await Promise.all([
       db.any<Row>('SELECT * FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT $1', [FEE_HISTORY]),

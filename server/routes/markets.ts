@@ -5,6 +5,7 @@ import { DEFAULT_FEE_CONFIG, DEFAULT_TICK_SIZE_BPS, MarketState } from '../../co
 import { ApiError } from '../http/errors';
 import { base58Address, limit, offset, parse } from '../http/validate';
 import { currentMarket, iso, level, marketListItem } from '../read/serialize';
+import type { Guards } from './guards';
 
 type Row = Record<string, unknown>;
 const DEPTH = 10;
@@ -23,10 +24,11 @@ export async function findMarket(db: Db, marketId: unknown): Promise<Row> {
   return row;
 }
 
-export function marketsRouter(db: Db, chainId: string): Router {
+export function marketsRouter(db: Db, chainId: string, g: Guards): Router {
+  const read = g.ip('public_read');
   const r = Router();
 
-  r.get('/markets', async (req, res) => {
+  r.get('/markets', read, async (req, res) => {
     const q = parse(
       Joi.object({
         state: Joi.number().integer().min(0).max(5),
@@ -45,7 +47,7 @@ export function marketsRouter(db: Db, chainId: string): Router {
     res.json({ data: { markets: rows.map(marketListItem), total: count.n, limit: q.limit, offset: q.offset } });
   });
 
-  r.get('/markets/current', async (_req, res) => {
+  r.get('/markets/current', read, async (_req, res) => {
     const trading = await db.oneOrNone<Row>('SELECT * FROM markets WHERE state = $1 ORDER BY t_start DESC, id LIMIT 1', [MarketState.Trading]);
     const upcoming = trading
       ? null
@@ -55,7 +57,7 @@ export function marketsRouter(db: Db, chainId: string): Router {
     res.json({ data: { market: currentMarket(row), status: trading ? 'trading' : 'upcoming' } });
   });
 
-  r.get('/markets/:marketId', async (req, res) => {
+  r.get('/markets/:marketId', read, async (req, res) => {
     const m = await findMarket(db, req.params.marketId);
     const [bids, asks, tick, fee] = await Promise.all([
       db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 0 ORDER BY price_bps DESC LIMIT $2', [m.address, DEPTH]),
@@ -81,7 +83,7 @@ export function marketsRouter(db: Db, chainId: string): Router {
     res.json({ data: { market, orderbook } });
   });
 
-  r.get('/markets/:marketId/creator-fee-claims', async (req, res) => {
+  r.get('/markets/:marketId/creator-fee-claims', read, async (req, res) => {
     const m = await findMarket(db, req.params.marketId);
     const rows = await db.any<Row>('SELECT * FROM creator_fee_claims WHERE market_address = $1 ORDER BY id DESC', [m.address]);
     res.json({

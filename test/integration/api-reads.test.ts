@@ -5,6 +5,7 @@ import { createDatabase, type Database } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../indexer/sources/simulator/source';
 import { createApp } from '../../server/app';
+import { createApiStores } from '../../server/stores';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
@@ -46,7 +47,7 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
     // Markets in every state, orders, fills, fee and tick changes: written by the indexer itself.
     const source = createSimulatorSource({ seed: 909, programId: PROGRAM_ID, untilSlot: 1_500, epochSeconds: 30 });
     await createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source }).run();
-    api = await serve(createApp({ common, db: database.db }));
+    api = await serve(createApp({ common, db: database.db, ...createApiStores(common, undefined) }));
   });
   afterAll(async () => {
     await api.close();
@@ -229,8 +230,10 @@ describe('REST errors when PostgreSQL is away', () => {
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
     const down = createDatabase({ url: 'postgres://postgres@127.0.0.1:1/none', poolMax: 1 });
     const hung = createDatabase({ url: `postgres://postgres@127.0.0.1:${(hang.address() as net.AddressInfo).port}/none`, poolMax: 1 });
-    const a = await serve(createApp({ common: testCommon(), db: down.db }));
-    const b = await serve(createApp({ common: testCommon({ REQUEST_TIMEOUT_MS: '300' }), db: hung.db }));
+    const ca = testCommon();
+    const cb = testCommon({ REQUEST_TIMEOUT_MS: '300' });
+    const a = await serve(createApp({ common: ca, db: down.db, ...createApiStores(ca, undefined) }));
+    const b = await serve(createApp({ common: cb, db: hung.db, ...createApiStores(cb, undefined) }));
     try {
       const r = await get(`${a.url}/api/v1/markets`);
       expectError(r, 503, 'SERVICE_UNAVAILABLE');

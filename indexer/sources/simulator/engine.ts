@@ -19,7 +19,7 @@ import {
   type Outcome as OutcomeT,
 } from '../../../core/domain';
 import { buildTransaction, type ProgramEvent, type RawTransaction } from '../../../core/events';
-import { addressOf, hexOf, signatureOf } from './ids';
+import { addressOf, hexOf, keyPairOf, signatureOf } from './ids';
 import type { Truth } from './truth';
 
 export interface SimulatorOptions {
@@ -120,6 +120,7 @@ export class MarketSimulator {
   readonly startTime: number;
   private readonly rng: prand.RandomGenerator;
   private readonly wallets: string[];
+  readonly walletKeys: { address: string; secretKey: Uint8Array }[];
   private readonly mints: string[];
   private readonly feeds: { address: string; feedId: string; price: bigint }[];
   private readonly ordersPerSlot: number;
@@ -153,7 +154,9 @@ export class MarketSimulator {
     this.ordersPerSlot = opts.ordersPerSlot ?? 1.5;
     this.emit = opts.emit ?? 'mixed';
     this.rng = prand.xoroshiro128plus(opts.seed);
-    this.wallets = Array.from({ length: opts.wallets ?? 40 }, (_, i) => addressOf(`wallet:${opts.seed}:${i}`));
+    // Real Ed25519 key pairs, so tests can sign wallet-auth messages as any simulated trader.
+    this.walletKeys = Array.from({ length: opts.wallets ?? 40 }, (_, i) => keyPairOf(`wallet:${opts.seed}:${i}`));
+    this.wallets = this.walletKeys.map((k) => k.address);
     this.mints = [addressOf('mint:usdc'), addressOf('mint:usdt')];
     this.feeds = Array.from({ length: opts.feeds ?? 2 }, (_, f) => ({
       address: addressOf(`feed:${f}`),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
+import nacl from 'tweetnacl';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -12,3 +13,9 @@ export const signatureOf = (label: string): string =>
 
 /** 32 deterministic bytes as lowercase hex (feed ids). */
 export const hexOf = (label: string): string => digest(label).toString('hex');
+
+/** A deterministic Ed25519 key pair for a label: its address and 64-byte secret key. */
+export function keyPairOf(label: string): { address: string; secretKey: Uint8Array } {
+  const kp = nacl.sign.keyPair.fromSeed(digest(`keypair:${label}`));
+  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
+}

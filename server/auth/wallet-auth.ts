@@ -1,0 +1,96 @@
+import bs58 from 'bs58';
+import Joi from 'joi';
+import nacl from 'tweetnacl';
+import type { NonceStore } from '../../core/redis/nonce-store';
+
+export const MAX_PAST_SECONDS = 300;
+export const MAX_FUTURE_SECONDS = 30;
+
+export type AuthFailure =
+  | 'missing'
+  | 'invalid_public_key'
+  | 'bad_signature'
+  | 'invalid_message'
+  | 'expired'
+  | 'domain'
+  | 'chain'
+  | 'action'
+  | 'nonce';
+
+export type AuthResult = { ok: true; wallet: string } | { ok: false; reason: AuthFailure; message: string };
+
+export interface AuthInput {
+  publicKey: string | undefined;
+  signature: string | undefined;
+  message: string | undefined;
+  /** `x-wallet-chain`, HTTP only. */
+  chainHeader?: string | undefined;
+}
+
+export interface AuthRules {
+  publicHosts: string[];
+  chainId: string;
+  /** `METHOD /path?query` without `/api/v1`, or `WS_SUBSCRIBE <channel>`. */
+  expectedAction: string;
+  nonceStore: NonceStore;
+  nowSeconds?: number;
+}
+
+const messageSchema = Joi.object({
+  domain: Joi.string().max(253).required(),
+  chain: Joi.string().max(64),
+  timestamp: Joi.number().integer().strict().required(),
+  action: Joi.string().max(2048).required(),
+  nonce: Joi.string().min(8).max(128).pattern(/^[\x21-\x7e]+$/).required(),
+}).unknown(true);
+
+const fail = (reason: AuthFailure, message: string): AuthResult => ({ ok: false, reason, message });
+
+function decode(value: string, bytes: number): Uint8Array | undefined {
+  if (value.length > 128) return undefined;
+  try {
+    const b = bs58.decode(value);
+    return b.length === bytes ? b : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Spec part 5, shared by HTTP and WebSocket: an Ed25519 signature over the exact bytes of the
+ * message string, then the message rules, and the nonce last, so that a refused request does
+ * not burn its nonce. The nonce is remembered per wallet across every replica.
+ */
+export async function verifyWalletAuth(input: AuthInput, rules: AuthRules): Promise<AuthResult> {
+  const { publicKey, signature, message } = input;
+  if (!publicKey || !signature || !message) return fail('missing', 'Missing wallet authentication headers');
+  if (message.length > 4096) return fail('invalid_message', 'Auth message is too long');
+  const key = decode(publicKey, 32);
+  if (!key) return fail('invalid_public_key', 'Invalid wallet public key');
+  const sig = decode(signature, 64);
+  if (!sig || !nacl.sign.detached.verify(Buffer.from(message, 'utf8'), sig, key)) {
+    return fail('bad_signature', 'Invalid wallet signature');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    return fail('invalid_message', 'Auth message is not JSON');
+  }
+  const { value, error } = messageSchema.validate(parsed);
+  if (error) return fail('invalid_message', `Invalid auth message: ${error.message}`);
+  const m = value as { domain: string; chain?: string; timestamp: number; action: string; nonce: string };
+  const now = rules.nowSeconds ?? Math.floor(Date.now() / 1000);
+  if (now - m.timestamp > MAX_PAST_SECONDS || m.timestamp - now > MAX_FUTURE_SECONDS) {
+    return fail('expired', 'Authentication expired');
+  }
+  if (!rules.publicHosts.includes(m.domain.toLowerCase())) return fail('domain', 'Domain mismatch');
+  // A legacy message without `chain` is the supported chain.
+  const chain = m.chain ?? rules.chainId;
+  if (chain !== rules.chainId || (input.chainHeader !== undefined && input.chainHeader !== chain)) {
+    return fail('chain', 'Chain mismatch');
+  }
+  if (m.action !== rules.expectedAction) return fail('action', 'Action does not match request');
+  if (!(await rules.nonceStore.claim(publicKey, m.nonce))) return fail('nonce', 'Nonce already used');
+  return { ok: true, wallet: publicKey };
+}

@@ -1,0 +1,51 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { NonceStore } from '../../core/redis/nonce-store';
+import { requestAction } from '../auth/http-auth';
+import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
+import { ApiError, type ErrorCode } from '../http/errors';
+import type { RateLimits, Tier } from '../limits/rate-limit';
+
+type Middleware = (req: Request, res: Response, next: NextFunction) => Promise<void>;
+
+export interface Guards {
+  /** Public route limited per client IP in `tier`. */
+  ip(tier: Tier): Middleware;
+  /** Wallet-signed route: verified first, then limited per wallet in `tier` (decision D-43). */
+  wallet(tier: Tier): Middleware;
+}
+
+const CODES: Record<AuthFailure, ErrorCode> = {
+  missing: 'MISSING_AUTH_HEADERS',
+  bad_signature: 'INVALID_SIGNATURE',
+  expired: 'MESSAGE_EXPIRED',
+  invalid_public_key: 'UNAUTHORIZED',
+  invalid_message: 'UNAUTHORIZED',
+  domain: 'UNAUTHORIZED',
+  chain: 'UNAUTHORIZED',
+  action: 'UNAUTHORIZED',
+  nonce: 'UNAUTHORIZED',
+};
+
+export function createGuards(opts: { limits: RateLimits; nonceStore: NonceStore; publicHosts: string[]; chainId: string }): Guards {
+  return {
+    ip: (tier) => opts.limits.byIp(tier),
+    wallet: (tier) => async (req, res, next) => {
+      const result = await verifyWalletAuth(
+        {
+          publicKey: req.get('x-wallet-pubkey'),
+          signature: req.get('x-wallet-signature'),
+          message: req.get('x-wallet-message'),
+          chainHeader: req.get('x-wallet-chain'),
+        },
+        { publicHosts: opts.publicHosts, chainId: opts.chainId, nonceStore: opts.nonceStore, expectedAction: requestAction(req) },
+      );
+      if (!result.ok) {
+        // Failed attempts count against the caller's IP, so bad signatures cannot flood.
+        if (!(await opts.limits.consume('public', `ip:${req.ip ?? 'unknown'}`, res))) return;
+        throw new ApiError(CODES[result.reason], result.message);
+      }
+      req.wallet = result.wallet;
+      if (await opts.limits.consume(tier, `wallet:${result.wallet}`, res)) next();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import bs58 from 'bs58';
+import nacl from 'tweetnacl';
+
+export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export async function serve(app: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+export async function call(url: string, init?: RequestInit) {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  return { res, status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
+}
+
+export interface SignOptions {
+  domain?: string;
+  chain?: string | null;
+  timestamp?: number;
+  nonce?: string;
+  chainHeader?: string;
+  /** Replaces the signed bytes' signature with one over other bytes. */
+  forge?: boolean;
+  rawMessage?: string;
+}
+
+/** The three wallet-auth headers of spec part 5, signed with a real Ed25519 key. */
+export function walletHeaders(key: { address: string; secretKey: Uint8Array }, action: string, o: SignOptions = {}): Record<string, string> {
+  const msg: Json = {
+    domain: o.domain ?? 'localhost',
+    timestamp: o.timestamp ?? Math.floor(Date.now() / 1000),
+    action,
+    nonce: o.nonce ?? randomBytes(12).toString('hex'),
+  };
+  if (o.chain !== null) msg.chain = o.chain ?? 'solana-mainnet';
+  const message = o.rawMessage ?? JSON.stringify(msg);
+  const signed = o.forge ? `${message} ` : message;
+  const signature = bs58.encode(nacl.sign.detached(Buffer.from(signed, 'utf8'), key.secretKey));
+  const h: Record<string, string> = { 'x-wallet-pubkey': key.address, 'x-wallet-signature': signature, 'x-wallet-message': message };
+  if (o.chainHeader) h['x-wallet-chain'] = o.chainHeader;
+  return h;
+}
