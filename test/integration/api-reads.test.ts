@@ -1,4 +1,3 @@
-import http from 'node:http';
 import net from 'node:net';
 import fc from 'fast-check';
 import { createDatabase, type Database } from '../../core/db';
@@ -8,24 +7,10 @@ import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
+import { call, serve, type Json } from '../support/api';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function serve(app: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer(app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
-
-const get = async (url: string, init?: RequestInit) => {
-  const res = await fetch(url, init);
-  const text = await res.text();
-  return { res, status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-};
+const get = call;
 
 function expectError(r: { status: number; body: Json }, status: number, code: string) {
   expect(r.status).toBe(status);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
+import { assertMatchesOpenApi } from './openapi';
 
 export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -14,10 +15,14 @@ export async function serve(app: http.RequestListener): Promise<{ url: string; c
   };
 }
 
+/** A request whose response is checked against api-reference/openapi.yaml before the test sees it. */
 export async function call(url: string, init?: RequestInit) {
   const res = await fetch(url, init);
   const text = await res.text();
-  return { res, status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
+  const json = res.headers.get('content-type')?.includes('application/json');
+  const body = (json && text ? JSON.parse(text) : text || undefined) as Json;
+  assertMatchesOpenApi(init?.method ?? 'GET', url, res.status, res.headers.get('content-type'), body);
+  return { res, status: res.status, headers: res.headers, body };
 }
 
 export interface SignOptions {
