@@ -7,6 +7,8 @@ import { ApiError, errorMapper, sendError } from './http/errors';
 import { deprecatedAliases, handlerTimeout, requestId, requestMetrics } from './http/middleware';
 import { indexerHealthInputs } from './read/status';
 import type { NonceStore } from '../core/redis/nonce-store';
+import type { Bus } from '../core/redis/bus';
+import { createHotCache } from './read/hot-cache';
 import type { RateLimits } from './limits/rate-limit';
 import { achievementsReferralsCreatorsRouter } from './routes/achievements-referrals-creators';
 import { bookTradesFeesRouter } from './routes/book-trades-fees';
@@ -35,7 +37,16 @@ function routeTable(routers: Router[], prefix: string) {
  * The REST app. Middleware order (design 4): request id → alias rewrite → metrics → timeout →
  * routes → 404/405 → error mapper. Rate limits and wallet auth join in front of the routes.
  */
-export function createApp(opts: { common: Common; db: Db; nonceStore: NonceStore; limits: RateLimits; startedAt?: number }): express.Express {
+export function createApp(opts: {
+  common: Common;
+  db: Db;
+  nonceStore: NonceStore;
+  limits: RateLimits;
+  /** The indexer's live changes: they invalidate the hot-read cache. */
+  bus?: Bus;
+  hotTtlMs?: number;
+  startedAt?: number;
+}): express.Express {
   const { common, db } = opts;
   const { config, logger, metrics } = common;
   const startedAt = opts.startedAt ?? Date.now();
@@ -65,6 +76,8 @@ export function createApp(opts: { common: Common; db: Db; nonceStore: NonceStore
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
+  const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
+  app.locals.hotCache = hot;
   const g = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId });
   const api = express.Router();
   api.get('/status', g.ip('public_read'), async (_req, res) => {
@@ -83,8 +96,8 @@ export function createApp(opts: { common: Common; db: Db; nonceStore: NonceStore
     });
   });
   const routers = [
-    marketsRouter(db, config.chainId, g),
-    bookTradesFeesRouter(db, g),
+    marketsRouter(db, config.chainId, g, hot),
+    bookTradesFeesRouter(db, g, hot),
     ordersPositionsRouter(db, g),
     statsRouter(db, g),
     achievementsReferralsCreatorsRouter(db, g),

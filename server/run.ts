@@ -3,7 +3,9 @@ import type { Config } from '../core/config';
 import { createDatabase } from '../core/db';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
+import { createRedisBus, type Bus } from '../core/redis/bus';
 import { createRedis, type Redis } from '../core/redis/client';
+import { createKeys } from '../core/redis/keys';
 import { createApp } from './app';
 import { createApiStores } from './stores';
 
@@ -33,15 +35,19 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     const database = createDatabase({ url: config.databaseUrl, poolMax: config.databasePoolMax, applicationName: 'market-indexer-api' });
     shutdown.add('database', () => database.close());
     let redis: Redis | undefined;
+    let bus: Bus | undefined;
     if (config.redisUrl) {
-      redis = createRedis(config.redisUrl);
-      redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
-      const r = redis;
-      shutdown.add('redis', () => void r.disconnect());
+      const r = (redis = createRedis(config.redisUrl));
+      r.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+      const b = (bus = createRedisBus({ redis: r, keys: createKeys(config.tenantId), onError: (err) => logger.warn({ err }, 'bus error') }));
+      shutdown.add('redis', async () => {
+        await b.close();
+        r.disconnect();
+      });
     } else {
-      logger.warn('REDIS_URL is not set: nonces and rate limits are per process');
+      logger.warn('REDIS_URL is not set: nonces and rate limits are per process; hot reads refresh by TTL only');
     }
-    const server = http.createServer(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
+    const server = http.createServer(createApp({ common, db: database.db, bus, ...createApiStores(common, redis) }));
     await new Promise<void>((resolve) => server.listen(config.apiPort, config.apiHost, resolve));
     const port = (server.address() as { port: number }).port;
     logger.info({ port }, 'api listening');

@@ -6,23 +6,27 @@ import { ApiError } from '../http/errors';
 import { base58Address, base58Signature, limit, parse } from '../http/validate';
 import { feeConfigRow, trade } from '../read/serialize';
 import { tradesOfTransaction } from '../read/queries';
+import type { HotCache } from '../read/hot-cache';
 import type { Guards } from './guards';
 
 type Row = Record<string, unknown>;
 const FEE_HISTORY = 25;
 
-export function bookTradesFeesRouter(db: Db, g: Guards): Router {
+export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache): Router {
   const read = g.ip('public_read');
   const r = Router();
 
   r.get('/orderbook/top', read, async (req, res) => {
     const q = parse(Joi.object({ market: base58Address }), req.query, 'query');
-    const m = q.market
+    const c = await hot.get(`top:${q.market ?? ''}`, async () => {
+      const m = q.market
       ? await db.oneOrNone<Row>('SELECT address, best_bid, best_ask FROM markets WHERE address = $1', [q.market])
       : await db.oneOrNone<Row>('SELECT address, best_bid, best_ask FROM markets ORDER BY market_id DESC, id DESC LIMIT 1');
-    if (q.market && !m) throw new ApiError('NOT_FOUND', 'Market not found');
-    if (!m) return void res.json({ best_bid: null, best_ask: null });
-    res.json({ best_bid: m.best_bid ?? null, best_ask: m.best_ask ?? null, market: m.address });
+      if (q.market && !m) throw new ApiError('NOT_FOUND', 'Market not found');
+      if (!m) return { status: 200, json: { best_bid: null, best_ask: null } };
+      return { status: 200, json: { best_bid: m.best_bid ?? null, best_ask: m.best_ask ?? null, market: m.address } };
+    });
+    res.status(c.status).type('application/json').send(c.body);
   });
 
   r.get('/trades', read, async (req, res) => {

@@ -1,9 +1,10 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { DEFAULT_FEE_CONFIG, DEFAULT_TICK_SIZE_BPS, MarketState } from '../../core/domain';
 import { ApiError } from '../http/errors';
 import { base58Address, limit, offset, parse } from '../http/validate';
+import type { CachedResponse, HotCache } from '../read/hot-cache';
 import { currentMarket, iso, level, marketListItem } from '../read/serialize';
 import type { Guards } from './guards';
 
@@ -24,9 +25,56 @@ export async function findMarket(db: Db, marketId: unknown): Promise<Row> {
   return row;
 }
 
-export function marketsRouter(db: Db, chainId: string, g: Guards): Router {
-  const read = g.ip('public_read');
+const send = (res: Response, c: CachedResponse) => void res.status(c.status).type('application/json').send(c.body);
+
+async function listPayload(db: Db, q: { state?: number; limit: number; offset: number }) {
+  const where = q.state === undefined ? '' : 'WHERE state = $3';
+  const [rows, count] = await Promise.all([
+    db.any<Row>(`SELECT * FROM markets ${where} ORDER BY market_id DESC, id DESC LIMIT $1 OFFSET $2`, [q.limit, q.offset, q.state]),
+    db.one<{ n: number }>(`SELECT count(*)::int AS n FROM markets ${where.replace('$3', '$1')}`, [q.state]),
+  ]);
+  return { status: 200, json: { data: { markets: rows.map(marketListItem), total: count.n, limit: q.limit, offset: q.offset } } };
+}
+
+async function currentPayload(db: Db) {
+  const trading = await db.oneOrNone<Row>('SELECT * FROM markets WHERE state = $1 ORDER BY t_start DESC, id LIMIT 1', [MarketState.Trading]);
+  const upcoming = trading
+    ? null
+    : await db.oneOrNone<Row>('SELECT * FROM markets WHERE state IN ($1, $2) ORDER BY t_start, id LIMIT 1', [MarketState.Pending, MarketState.Created]);
+  const row = trading ?? upcoming;
+  if (!row) throw new ApiError('NOT_FOUND', 'No current or upcoming market');
+  return { status: 200, json: { data: { market: currentMarket(row), status: trading ? 'trading' : 'upcoming' } } };
+}
+
+async function detailPayload(db: Db, marketId: unknown) {
+  const m = await findMarket(db, marketId);
+  const [bids, asks, tick, fee] = await Promise.all([
+    db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 0 ORDER BY price_bps DESC LIMIT $2', [m.address, DEPTH]),
+    db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 1 ORDER BY price_bps ASC LIMIT $2', [m.address, DEPTH]),
+    db.oneOrNone<{ tick_size_bps: number }>('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1'),
+    db.oneOrNone<{ fee_cap_bps: number; decay_rate_bps: number }>(
+      'SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1',
+    ),
+  ]);
+  const orderbook = { bids: bids.map(level), asks: asks.map(level) };
+  const market = {
+    ...marketListItem(m),
+    settlementMint: m.settlement_mint as string,
+    totalYesShares: String(m.total_yes_shares),
+    totalNoShares: String(m.total_no_shares),
+    createdAt: iso(m.created_at),
+    resolvedAt: iso(m.resolved_at),
+    accumulatedCreatorFees: String(m.accumulated_creator_fees),
+    tickSizeBps: tick?.tick_size_bps ?? DEFAULT_TICK_SIZE_BPS,
+    feeConfig: fee ? { feeCapBps: fee.fee_cap_bps, decayRateBps: fee.decay_rate_bps } : { ...DEFAULT_FEE_CONFIG },
+    orderbook,
+  };
+  return { status: 200, json: { data: { market, orderbook } } };
+}
+
+export function marketsRouter(db: Db, chainId: string, g: Guards, hot: HotCache): Router {
   const r = Router();
+  const read = g.ip('public_read');
 
   r.get('/markets', read, async (req, res) => {
     const q = parse(
@@ -39,48 +87,16 @@ export function marketsRouter(db: Db, chainId: string, g: Guards): Router {
       req.query,
       'query',
     );
-    const where = q.state === undefined ? '' : 'WHERE state = $3';
-    const [rows, count] = await Promise.all([
-      db.any<Row>(`SELECT * FROM markets ${where} ORDER BY market_id DESC, id DESC LIMIT $1 OFFSET $2`, [q.limit, q.offset, q.state]),
-      db.one<{ n: number }>(`SELECT count(*)::int AS n FROM markets ${where.replace('$3', '$1')}`, [q.state]),
-    ]);
-    res.json({ data: { markets: rows.map(marketListItem), total: count.n, limit: q.limit, offset: q.offset } });
+    send(res, await hot.get(`list:${q.state ?? ''}:${q.limit}:${q.offset}`, () => listPayload(db, q)));
   });
 
-  r.get('/markets/current', read, async (_req, res) => {
-    const trading = await db.oneOrNone<Row>('SELECT * FROM markets WHERE state = $1 ORDER BY t_start DESC, id LIMIT 1', [MarketState.Trading]);
-    const upcoming = trading
-      ? null
-      : await db.oneOrNone<Row>('SELECT * FROM markets WHERE state IN ($1, $2) ORDER BY t_start, id LIMIT 1', [MarketState.Pending, MarketState.Created]);
-    const row = trading ?? upcoming;
-    if (!row) throw new ApiError('NOT_FOUND', 'No current or upcoming market');
-    res.json({ data: { market: currentMarket(row), status: trading ? 'trading' : 'upcoming' } });
+  r.get('/markets/current', read, async (req, res) => {
+    parse(Joi.object({}), req.query, 'query');
+    send(res, await hot.get('current', () => currentPayload(db)));
   });
 
   r.get('/markets/:marketId', read, async (req, res) => {
-    const m = await findMarket(db, req.params.marketId);
-    const [bids, asks, tick, fee] = await Promise.all([
-      db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 0 ORDER BY price_bps DESC LIMIT $2', [m.address, DEPTH]),
-      db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 1 ORDER BY price_bps ASC LIMIT $2', [m.address, DEPTH]),
-      db.oneOrNone<{ tick_size_bps: number }>('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1'),
-      db.oneOrNone<{ fee_cap_bps: number; decay_rate_bps: number }>(
-        'SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1',
-      ),
-    ]);
-    const orderbook = { bids: bids.map(level), asks: asks.map(level) };
-    const market = {
-      ...marketListItem(m),
-      settlementMint: m.settlement_mint as string,
-      totalYesShares: String(m.total_yes_shares),
-      totalNoShares: String(m.total_no_shares),
-      createdAt: iso(m.created_at),
-      resolvedAt: iso(m.resolved_at),
-      accumulatedCreatorFees: String(m.accumulated_creator_fees),
-      tickSizeBps: tick?.tick_size_bps ?? DEFAULT_TICK_SIZE_BPS,
-      feeConfig: fee ? { feeCapBps: fee.fee_cap_bps, decayRateBps: fee.decay_rate_bps } : { ...DEFAULT_FEE_CONFIG },
-      orderbook,
-    };
-    res.json({ data: { market, orderbook } });
+    send(res, await hot.get(`detail:${String(req.params.marketId)}`, () => detailPayload(db, req.params.marketId)));
   });
 
   r.get('/markets/:marketId/creator-fee-claims', read, async (req, res) => {

@@ -1,0 +1,64 @@
+import type { Bus, Unsubscribe } from '../../core/redis/bus';
+
+export interface CachedResponse {
+  status: number;
+  /** The JSON body, serialized once and sent as is to every caller. */
+  body: Buffer;
+}
+
+export interface HotCache {
+  get(key: string, load: () => Promise<{ status: number; json: unknown }>): Promise<CachedResponse>;
+  invalidate(): void;
+  size(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * Hot reads (current market, market pages, market detail, top of book) served from memory.
+ * The indexer's bus messages (`market:*`, `orderbook:*`, published after each commit) drop the
+ * cache; the TTL bounds staleness when no bus reaches this process. A generation counter keeps
+ * a read that started before an invalidation from storing its (older) result, and concurrent
+ * misses of one key share a single database read.
+ */
+export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => number }): HotCache {
+  const ttl = opts.ttlMs ?? 1_000;
+  const now = opts.now ?? Date.now;
+  const entries = new Map<string, { value: CachedResponse; expires: number }>();
+  const inflight = new Map<string, Promise<CachedResponse>>();
+  let generation = 0;
+  const subs: Promise<Unsubscribe>[] = [];
+  const invalidate = () => {
+    generation += 1;
+    entries.clear();
+    inflight.clear();
+  };
+  if (opts.bus) for (const pattern of ['market:*', 'orderbook:*']) subs.push(opts.bus.subscribe(pattern, invalidate));
+
+  return {
+    async get(key, load) {
+      const hit = entries.get(key);
+      if (hit && hit.expires > now()) return hit.value;
+      let pending = inflight.get(key);
+      if (!pending) {
+        const started = generation;
+        pending = load().then(({ status, json }) => {
+          const value = { status, body: Buffer.from(JSON.stringify(json)) };
+          if (generation === started) entries.set(key, { value, expires: now() + ttl });
+          return value;
+        });
+        inflight.set(key, pending);
+        pending.then(
+          () => inflight.get(key) === pending && inflight.delete(key),
+          () => inflight.get(key) === pending && inflight.delete(key),
+        );
+      }
+      return pending;
+    },
+    invalidate,
+    size: () => entries.size,
+    async close() {
+      await Promise.all(subs.map(async (s) => (await s)()));
+      entries.clear();
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { createKeys } from '../../core/redis/keys';
+import { createRedisBus } from '../../core/redis/bus';
+import { createApp } from '../../server/app';
+import type { HotCache } from '../../server/read/hot-cache';
+import { createApiStores } from '../../server/stores';
+import { call, serve } from '../support/api';
+import { testCommon } from '../support/common';
+import { projectionDb, simulate } from '../support/indexer';
+import { connectRedis, testTenant } from '../support/redis';
+import { waitFor } from '../support/tables';
+
+describe('hot reads refreshed by the indexer bus (real Redis)', () => {
+  it('serves from memory until a market message arrives from another process', async () => {
+    const p = await projectionDb();
+    const tenant = testTenant();
+    const [apiRedis, indexerRedis] = [connectRedis(), connectRedis()];
+    const apiBus = createRedisBus({ redis: apiRedis, keys: createKeys(tenant) });
+    const indexerBus = createRedisBus({ redis: indexerRedis, keys: createKeys(tenant) });
+    const common = testCommon({ TENANT_ID: tenant });
+    const app = createApp({ common, db: p.database.db, bus: apiBus, hotTtlMs: 3_600_000, ...createApiStores(common, undefined) });
+    const api = await serve(app);
+    try {
+      await p.apply(simulate(200, { seed: 1212 }).txs);
+      const first = await call(`${api.url}/api/v1/markets/current`);
+      const { marketId, totalTrades } = first.body.data.market;
+      // A write without a publish (as mid-batch) is not visible: the answer comes from memory.
+      await p.database.db.none('UPDATE markets SET total_trades = total_trades + 1000 WHERE market_id = $1', [marketId]);
+      expect((await call(`${api.url}/api/v1/markets/current`)).body.data.market.totalTrades).toBe(totalTrades);
+      const hot = app.locals.hotCache as HotCache;
+      expect(hot.size()).toBeGreaterThan(0);
+      await indexerBus.publish(`market:${marketId}`, JSON.stringify({ marketId, field: 'totalTrades', value: totalTrades + 1000, slot: 1 }));
+      await waitFor('cache invalidated', async () => hot.size() === 0);
+      expect((await call(`${api.url}/api/v1/markets/current`)).body.data.market.totalTrades).toBe(totalTrades + 1000);
+    } finally {
+      await api.close();
+      await apiBus.close();
+      await indexerBus.close();
+      apiRedis.disconnect();
+      indexerRedis.disconnect();
+      await p.close();
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import { createMemoryBus } from '../../core/redis/bus';
+import { createHotCache } from '../../server/read/hot-cache';
+
+describe('hot-read cache', () => {
+  it('serializes once, shares one load between concurrent misses, and expires by TTL', async () => {
+    let t = 0;
+    let loads = 0;
+    const cache = createHotCache({ ttlMs: 1_000, now: () => t });
+    const load = async () => ({ status: 200, json: { n: ++loads } });
+    const [a, b] = await Promise.all([cache.get('k', load), cache.get('k', load)]);
+    expect(loads).toBe(1);
+    expect(a).toBe(b);
+    expect(a.body.toString()).toBe('{"n":1}');
+    t = 999;
+    expect((await cache.get('k', load)).body.toString()).toBe('{"n":1}');
+    t = 1_000;
+    expect((await cache.get('k', load)).body.toString()).toBe('{"n":2}');
+  });
+
+  it('drops everything on a bus message and never stores a read that began before it', async () => {
+    const bus = createMemoryBus();
+    const cache = createHotCache({ bus, ttlMs: 60_000 });
+    await cache.get('a', async () => ({ status: 200, json: 1 }));
+    let release!: () => void;
+    const slow = cache.get('b', () => new Promise((r) => (release = () => r({ status: 200, json: 'old' }))));
+    const invalidated = new Promise<void>((r) => void bus.subscribe('market:*', () => r()));
+    await bus.publish('market:7', '{}');
+    await invalidated;
+    expect(cache.size()).toBe(0);
+    release();
+    expect((await slow).body.toString()).toBe('"old"');
+    // The pre-invalidation read was returned to its caller but not kept.
+    expect(cache.size()).toBe(0);
+    expect((await cache.get('b', async () => ({ status: 200, json: 'new' }))).body.toString()).toBe('"new"');
+    await cache.close();
+  });
+
+  it('does not cache failures', async () => {
+    const cache = createHotCache({});
+    await expect(cache.get('x', async () => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect((await cache.get('x', async () => ({ status: 200, json: 2 }))).body.toString()).toBe('2');
+  });
+});
