@@ -1,6 +1,7 @@
 // `npm run bench -- <name>`: benchmarks print a table; they are not tests and assert nothing.
 const benches: Record<string, () => Promise<void>> = {
   indexer: async () => (await import('./indexer-bench')).run(),
+  api: async () => (await import('./api-bench')).run(),
 };
 
 const name = process.argv[2];

@@ -18,6 +18,9 @@ function transition(state: BatchState, address: string, from: number, ctx: Event
   const m = requireMarket(state, address);
   check(m.state === from, 'invalid_transition', `market ${address} is in state ${m.state}, expected ${from}`);
   state.markets.touch(address);
+  // Every transition moves exactly one state on (see the callers).
+  state.countState(from, -1);
+  state.countState(from + 1, 1);
   m.updatedAt = ctx.blockTime;
   return m;
 }
@@ -66,6 +69,7 @@ export function marketInitialized(state: BatchState, e: MarketInitialized, ctx: 
   });
   // A new market's book is empty: nothing to load.
   state.bookLoaded.add(e.market);
+  state.countState(MarketState.Created, 1);
 }
 
 export function tradingStarted(state: BatchState, e: TradingStarted, ctx: EventContext): void {

@@ -95,6 +95,11 @@ export class BatchState {
   readonly positionByOwner = new Map<string, string>();
   /** Market state as first seen in this batch, to publish only fields that changed. */
   readonly marketsBefore = new Map<string, Partial<MarketRow> | undefined>();
+  /** Net change of the number of markets per state (market_counts). */
+  readonly stateCounts = new Map<number, number>();
+  countState(state: number, delta: number): void {
+    this.stateCounts.set(state, (this.stateCounts.get(state) ?? 0) + delta);
+  }
   /** Positions changed in this batch, for `positions:{wallet}` updates. */
   readonly touchedPositions = new Set<string>();
 

@@ -221,4 +221,11 @@ export async function writeState(t: ITask<unknown>, writers: Writers, s: BatchSt
   await write(t, writers.userAchievements, s.userAchievements.dirtyRows());
   await write(t, writers.settledTrades, s.settledTrades);
   await write(t, writers.dailyPnl, [...s.dailyPnl.values()]);
+  const counts = [...s.stateCounts].filter(([, d]) => d !== 0);
+  if (counts.length) {
+    await t.none({
+      text: 'UPDATE market_counts c SET n = c.n + d.delta FROM unnest($1::smallint[], $2::bigint[]) AS d(state, delta) WHERE c.state = d.state',
+      values: [counts.map(([st]) => st), counts.map(([, d]) => d)],
+    } as never);
+  }
 }

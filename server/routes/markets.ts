@@ -29,9 +29,14 @@ const send = (res: Response, c: CachedResponse) => void res.status(c.status).typ
 
 async function listPayload(db: Db, q: { state?: number; limit: number; offset: number }) {
   const where = q.state === undefined ? '' : 'WHERE state = $3';
+  // Deferred join: the offset is skipped on the narrow index alone, then only `limit` rows are read.
   const [rows, count] = await Promise.all([
-    db.any<Row>(`SELECT * FROM markets ${where} ORDER BY market_id DESC, id DESC LIMIT $1 OFFSET $2`, [q.limit, q.offset, q.state]),
-    db.one<{ n: number }>(`SELECT count(*)::int AS n FROM markets ${where.replace('$3', '$1')}`, [q.state]),
+    db.any<Row>(
+      `SELECT m.* FROM markets m JOIN (SELECT id FROM markets ${where} ORDER BY market_id DESC, id DESC LIMIT $1 OFFSET $2) page USING (id)
+        ORDER BY m.market_id DESC, m.id DESC`,
+      [q.limit, q.offset, q.state],
+    ),
+    db.one<{ n: number }>(`SELECT COALESCE(sum(n), 0)::int AS n FROM market_counts ${where.replace('$3', '$1')}`, [q.state]),
   ]);
   return { status: 200, json: { data: { markets: rows.map(marketListItem), total: count.n, limit: q.limit, offset: q.offset } } };
 }

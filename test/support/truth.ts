@@ -64,6 +64,11 @@ export async function compareWithTruth(db: Db, truth: Truth): Promise<Record<str
   if (counts.fee !== truth.feeConfigChanges) out.counts.push(`fee config rows ${counts.fee} != ${truth.feeConfigChanges}`);
   if (counts.tick !== truth.tickSizeChanges) out.counts.push(`tick size rows ${counts.tick} != ${truth.tickSizeChanges}`);
   if (counts.events !== truth.events) out.counts.push(`raw events ${counts.events} != ${truth.events}`);
+  const drift = await db.any(
+    `SELECT c.state, c.n::int AS counted, COALESCE(m.n, 0)::int AS actual FROM market_counts c
+       LEFT JOIN (SELECT state, count(*) AS n FROM markets GROUP BY state) m ON m.state = c.state WHERE c.n <> COALESCE(m.n, 0)`,
+  );
+  for (const d of drift) out.counts.push(`market_counts[${d.state}] ${d.counted} != ${d.actual}`);
   for (const k of Object.keys(out)) if (!out[k]!.length) delete out[k];
   return out;
 }

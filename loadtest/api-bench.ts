@@ -1,0 +1,134 @@
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import { promisify } from 'node:util';
+import type autocannon from 'autocannon';
+import express from 'express';
+import { Client } from 'pg';
+import { createShutdown } from '../core/common';
+import { loadConfig } from '../core/config';
+import { createDatabase } from '../core/db';
+import { migrate } from '../core/db/migrate';
+import { IDL } from '../core/events';
+import { createRedis, redisReady } from '../core/redis/client';
+import { createLogger } from '../core/telemetry/logger';
+import { createMetrics } from '../core/telemetry/metrics';
+import { createProjector } from '../indexer/project';
+import { keyPairOf } from '../indexer/sources/simulator/ids';
+import { MarketSimulator } from '../indexer/sources/simulator/engine';
+import { createApp } from '../server/app';
+import { createApiStores } from '../server/stores';
+import { walletHeaders } from '../test/support/api';
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const run_ = promisify(execFile);
+const MARKETS = Number(process.env.BENCH_MARKETS ?? 2_000_000);
+
+async function admin(sql: string): Promise<void> {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  await c.query(sql);
+  await c.end();
+}
+const dbUrl = (name: string) => Object.assign(new URL(ADMIN_URL), { pathname: `/${name}` }).toString();
+
+async function listen(handler: http.RequestListener) {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+}
+
+/** autocannon in its own process, so the load generator does not share the servers' event loop. */
+async function load(url: string) {
+  const cli = require.resolve('autocannon/autocannon.js');
+  const { stdout } = await run_(process.execPath, [cli, '-c', '64', '-d', String(DURATION), '-j', url], { maxBuffer: 16 * 1024 * 1024 });
+  const r = JSON.parse(stdout) as autocannon.Result;
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+const pctl = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;
+
+async function sequential(url: string, n: number, headers?: () => Record<string, string>) {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const res = await fetch(url, { headers: headers?.() });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status}`);
+    times.push(performance.now() - t);
+  }
+  return { p50: pctl(times, 50), p95: pctl(times, 95) };
+}
+
+export async function run(): Promise<void> {
+  const name = `bench_api_${process.pid}`;
+  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await admin(`CREATE DATABASE "${name}"`);
+  const url = dbUrl(name);
+  await migrate({ databaseUrl: url });
+  const database = createDatabase({ url, poolMax: 10 });
+  const programId = IDL.address;
+
+  // Data written by the indexer's own projector from a simulated chain.
+  const sim = new MarketSimulator({ seed: 3, programId });
+  const projector = createProjector({ db: database.db, pgp: database.pgp, programId });
+  for (let i = 0; i < 8; i++) {
+    const txs = [];
+    for (let s = 0; s < 200; s++) txs.push(...sim.nextBlock().transactions);
+    await projector.applyBatch(txs, { writerEpoch: 0 });
+  }
+
+  const env = { LOG_LEVEL: 'silent', PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000', RATE_LIMIT_MAX_REQUESTS: '100000000', TENANT_ID: `bench-${process.pid}` };
+  const config = loadConfig(env);
+  const logger = createLogger({ level: 'silent', service: 'bench', tenant: config.tenantId });
+  const common = { config, logger, metrics: createMetrics(), shutdown: createShutdown(logger) };
+  const redis = createRedis(REDIS_URL);
+  await redisReady(redis);
+  const ours = await listen(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
+  const body = await (await fetch(`${ours.url}/api/v1/markets/current`)).text();
+  const plainApp = express();
+  plainApp.get('/', (_req, res) => void res.type('application/json').send(body));
+  const plain = await listen(plainApp);
+
+  const rows: [string, string][] = [];
+  const ceiling = await load(plain.url);
+  rows.push(['plain Express, same body from memory', `${Math.round(ceiling.rps)} req/s, p99 ${ceiling.p99} ms`]);
+  for (const path of ['/api/v1/markets/current', '/api/v1/orderbook/top', '/api/v1/markets?limit=50']) {
+    const r = await load(`${ours.url}${path}`);
+    rows.push([`GET ${path}`, `${Math.round(r.rps)} req/s (ratio ${(r.rps / ceiling.rps).toFixed(2)}), p99 ${r.p99} ms, errors ${r.errors}`]);
+  }
+
+  // Deep paging and computed stats, uncached (TTL 0).
+  process.stderr.write(`inserting ${MARKETS} markets...\n`);
+  await database.db.none(
+    `INSERT INTO markets (id, address, market_id, settlement_mint, state, t_start, t_end, total_volume, created_at, updated_at, created_slot, created_signature)
+     SELECT 10000000 + g, 'bench' || g, 1000000 + g, 'mint', 5, to_timestamp(g * 60), to_timestamp(g * 60 + 60), g, now(), now(), 1, 's'
+       FROM generate_series(1, $1) g`,
+    [MARKETS],
+  );
+  // What the projector keeps current for real markets; autovacuum keeps the visibility map
+  // current in production, which index-only scans need.
+  await database.db.none('UPDATE market_counts SET n = n + $1 WHERE state = 5', [MARKETS]);
+  await database.db.none('VACUUM ANALYZE markets');
+  const w = keyPairOf('bench-stats-wallet');
+  await database.db.none(
+    `INSERT INTO settled_trades (id, wallet, market_address, market_id, side, shares, cost, payout, pnl, is_win, market_outcome, settled_at, t_start, t_end, slot, tx_signature)
+     SELECT 10000000 + g, $1, 'bench' || g, 1000000 + g, 'yes', 10, 5, 10, 5, true, 1, to_timestamp(g), to_timestamp(0), to_timestamp(60), g, 's'
+       FROM generate_series(1, 10000) g`,
+    [w.address],
+  );
+  const cold = await listen(createApp({ common, db: database.db, hotTtlMs: 0, ...createApiStores(common, redis) }));
+  const deep = await sequential(`${cold.url}/api/v1/markets?offset=1000000&limit=50`, 40);
+  rows.push([`GET /markets?offset=1000000 (${MARKETS} markets, uncached)`, `p50 ${deep.p50.toFixed(1)} ms, p95 ${deep.p95.toFixed(1)} ms`]);
+  const stats = await sequential(`${cold.url}/api/v1/stats`, 40, () => walletHeaders(w, 'GET /stats'));
+  rows.push(['GET /stats computed over 10,000 records (signed)', `p50 ${stats.p50.toFixed(1)} ms, p95 ${stats.p95.toFixed(1)} ms`]);
+
+  for (const s of [ours, plain, cold]) s.server.close();
+  redis.disconnect();
+  await database.close();
+  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  process.stdout.write(`\nAPI benchmark (${new Date().toISOString()}, 64 connections, ${DURATION} s each; tracing off)\n`);
+  for (const [k, v] of rows) process.stdout.write(`  ${k.padEnd(width)}  ${v}\n`);
+}
