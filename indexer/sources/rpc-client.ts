@@ -42,7 +42,8 @@ export function createRpcClient(opts: {
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const base = opts.baseBackoffMs ?? 200;
   const cap = opts.maxBackoffMs ?? 10_000;
-  let ok = true;
+  // Not connected until a call has succeeded.
+  let ok = false;
   let id = 0;
 
   async function once<T>(method: string, params: unknown[]): Promise<T> {

@@ -5,15 +5,13 @@ export const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOSt
 export const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 export const int = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-export function marketListItem(r: Row) {
+/** Fields every market payload shares: identity, window, and the oracle prices. */
+function marketCore(r: Row) {
   return {
     id: Number(r.id),
     address: r.address as string,
     marketId: String(r.market_id),
     oracleFeed: str(r.oracle_feed),
-    oracleFeedId: str(r.oracle_feed_id),
-    state: Number(r.state),
-    outcome: int(r.outcome),
     tStart: iso(r.t_start),
     tEnd: iso(r.t_end),
     startPrice: str(r.start_price),
@@ -22,12 +20,21 @@ export function marketListItem(r: Row) {
     endPrice: str(r.end_price),
     endPriceConf: str(r.end_price_conf),
     endPriceExpo: int(r.end_price_expo),
-    creator: str(r.creator),
-    durationSeconds: str(r.duration_seconds),
-    maxConfidenceRatioBps: int(r.max_confidence_ratio_bps),
+    state: Number(r.state),
+    outcome: int(r.outcome),
     totalVolume: String(r.total_volume),
     totalTrades: Number(r.total_trades),
     totalPositions: Number(r.total_positions),
+  };
+}
+
+export function marketListItem(r: Row) {
+  return {
+    ...marketCore(r),
+    oracleFeedId: str(r.oracle_feed_id),
+    creator: str(r.creator),
+    durationSeconds: str(r.duration_seconds),
+    maxConfidenceRatioBps: int(r.max_confidence_ratio_bps),
     bestBid: int(r.best_bid),
     bestAsk: int(r.best_ask),
   };
@@ -35,26 +42,10 @@ export function marketListItem(r: Row) {
 
 export function currentMarket(r: Row) {
   return {
-    id: Number(r.id),
-    address: r.address as string,
-    marketId: String(r.market_id),
-    oracleFeed: str(r.oracle_feed),
+    ...marketCore(r),
     settlementMint: r.settlement_mint as string,
-    tStart: iso(r.t_start),
-    tEnd: iso(r.t_end),
-    startPrice: str(r.start_price),
-    startPriceConf: str(r.start_price_conf),
-    startPriceExpo: int(r.start_price_expo),
-    endPrice: str(r.end_price),
-    endPriceConf: str(r.end_price_conf),
-    endPriceExpo: int(r.end_price_expo),
-    outcome: int(r.outcome),
     totalYesShares: String(r.total_yes_shares),
     totalNoShares: String(r.total_no_shares),
-    totalVolume: String(r.total_volume),
-    totalTrades: Number(r.total_trades),
-    totalPositions: Number(r.total_positions),
-    state: Number(r.state),
     createdAt: iso(r.created_at),
     resolvedAt: iso(r.resolved_at),
     // Deprecated by the spec and frozen at its create-time value.

@@ -84,7 +84,7 @@ describe('health while the chain RPC is down', () => {
       const health = await waitFor('degraded', async () => {
         const r = await fetch(`${url}/health`);
         const body = (await r.json()) as { status: string; rpcConnected: boolean; checks: { name: string; status: string }[] };
-        return r.status === 200 && body.status === 'degraded' ? body : undefined;
+        return r.status === 200 && body.status === 'degraded' && !body.rpcConnected ? body : undefined;
       });
       expect(health.rpcConnected).toBe(false);
       expect(health.checks.find((c) => c.name === 'rpc')?.status).toBe('warn');
