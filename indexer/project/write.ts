@@ -134,7 +134,7 @@ const TYPES: Record<string, string> = {
   accumulated: 'numeric', total_earned: 'numeric', total_claimed: 'numeric', last_credit_at: 'timestamptz', referee: 'text',
   amount: 'numeric', credited_at: 'timestamptz', token_account: 'text', claimed_at: 'timestamptz', accrued_at: 'timestamptz',
   creator_token_account: 'text', caller: 'text', trades_count: 'bigint', volume: 'numeric', markets_traded: 'int',
-  first_trade_at: 'timestamptz', last_trade_at: 'timestamptz', total_trades_i: 'int', winning_trades: 'int',
+  first_trade_at: 'timestamptz', last_trade_at: 'timestamptz', winning_trades: 'int',
   losing_trades: 'int', total_pnl: 'numeric', total_size: 'numeric', best_trade_pnl: 'numeric', worst_trade_pnl: 'numeric',
   current_streak: 'int', longest_streak: 'int', achievement_id: 'int', progress: 'int', unlocked_at: 'timestamptz',
   side: 'text', shares: 'numeric', cost: 'numeric', pnl: 'numeric', is_win: 'boolean', market_outcome: 'smallint', day: 'date',
