@@ -92,7 +92,7 @@ export function createRpcClient(opts: {
           ok = false;
           if (signal?.aborted) throw err;
           const backoff = err.retryAfterMs ?? Math.min(cap, base * 2 ** Math.min(attempt, 16));
-          // Full jitter keeps replicas from retrying in lockstep.
+          // Jitter (half fixed, half random) keeps replicas from retrying in lockstep.
           const wait = err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2));
           if (attempt % 10 === 0) opts.logger.warn({ method, kind: err.kind, attempt, waitMs: wait }, 'RPC call failed; retrying');
           await sleep(wait, signal);
