@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
-import type { Bus } from '../core/redis/bus';
+import type { UpdateLog } from '../core/redis/updates';
 import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './project';
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';
@@ -31,7 +31,8 @@ export function createIndexer(opts: {
   db: Db;
   pgp: IMain;
   databaseUrl: string;
-  bus: Bus | undefined;
+  /** Where committed changes are published; undefined publishes nothing. */
+  updates: UpdateLog | undefined;
   source: Source;
   heartbeatMs?: number;
 }): Indexer {
@@ -39,7 +40,7 @@ export function createIndexer(opts: {
   const { logger, metrics, config } = common;
   const writerId = `${hostname()}:${process.pid}`;
   const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name });
-  const publish = createPublisher({ bus: opts.bus, logger, metrics });
+  const publish = createPublisher({ updates: opts.updates, logger, metrics });
   const controller = new AbortController();
   common.shutdown.signal.addEventListener('abort', () => controller.abort(), { once: true });
   const listeners: ((r: BatchResult, publishMs: number) => void)[] = [];

@@ -3,7 +3,8 @@ import type { Config } from '../core/config';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
 import { createCommon } from '../core/process';
-import { createMemoryBus, createRedisBus, type Bus } from '../core/redis/bus';
+import { createMemoryBus } from '../core/redis/bus';
+import { createMemoryUpdateLog, createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
 import { createRedis } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
 import type { Tracing } from '../core/telemetry/tracing';
@@ -39,18 +40,15 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     const database = createDatabase({ url: databaseUrl, poolMax: config.databasePoolMax, applicationName: 'market-indexer-indexer' });
     shutdown.add('database', () => database.close());
 
-    let bus: Bus;
+    let updates: UpdateLog;
     if (config.redisUrl) {
       const redis = createRedis(config.redisUrl);
       redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
-      bus = createRedisBus({ redis, keys: createKeys(config.tenantId), onError: (err) => logger.warn({ err }, 'bus error') });
-      shutdown.add('redis', async () => {
-        await bus.close();
-        redis.disconnect();
-      });
+      updates = createRedisUpdateLog({ redis, keys: createKeys(config.tenantId) });
+      shutdown.add('redis', async () => redis.disconnect());
     } else {
       logger.warn('REDIS_URL is not set: live updates stay inside this process');
-      bus = createMemoryBus();
+      updates = createMemoryUpdateLog({ bus: createMemoryBus() });
     }
 
     let source: Source;
@@ -76,7 +74,7 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     }
     shutdown.add('source', () => source.close());
 
-    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, bus, source });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source });
     const server = createIndexerHttp({ common, db: database.db, indexer, source, sink });
     await new Promise<void>((resolve) => server.listen(config.indexerPort, config.apiHost, resolve));
     const port = (server.address() as { port: number }).port;

@@ -4,7 +4,7 @@ import { migrate } from '../core/db/migrate';
 import { IDL, parseTransaction, type RawTransaction } from '../core/events';
 import { createShutdown } from '../core/common';
 import { loadConfig } from '../core/config';
-import { createRedisBus, type Bus } from '../core/redis/bus';
+import { createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
 import { createRedis, redisReady } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
 import { createLogger } from '../core/telemetry/logger';
@@ -86,16 +86,16 @@ export async function run(): Promise<void> {
   const config = loadConfig({ LOG_LEVEL: 'warn', PROGRAM_ID: programId, TENANT_ID: `bench-${process.pid}` });
   const logger = createLogger({ level: 'warn', service: 'bench', tenant: config.tenantId });
   const common = { config, logger, metrics: createMetrics({ processMetrics: false }), shutdown: createShutdown(logger) };
-  let bus: Bus | undefined;
+  let updates: UpdateLog | undefined;
   const redis = createRedis(REDIS_URL);
   redis.on('error', () => {});
   try {
     await redisReady(redis, 2_000);
-    bus = createRedisBus({ redis, keys: createKeys(config.tenantId) });
+    updates = createRedisUpdateLog({ redis, keys: createKeys(config.tenantId) });
   } catch {
     process.stderr.write('Redis not reachable: publishing is skipped\n');
   }
-  const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: url, bus, source: arraySource(batches), heartbeatMs: 60_000 });
+  const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: url, updates, source: arraySource(batches), heartbeatMs: 60_000 });
   const publishMs: number[] = [];
   let applied = 0;
   let messages = 0;
@@ -111,7 +111,6 @@ export async function run(): Promise<void> {
   const indexMs = performance.now() - start;
   const deadLetters = (await database.db.one('SELECT count(*)::int AS n FROM dead_letters')).n as number;
   await database.close();
-  await bus?.close();
   redis.disconnect();
   await dropDatabase(name);
 

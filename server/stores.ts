@@ -1,8 +1,11 @@
 import type { Common } from '../core/common';
+import { createMemoryBus, createRedisBus, type Bus } from '../core/redis/bus';
 import type { Redis } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../core/redis/nonce-store';
+import { createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
 import { createRateLimits, type RateLimits } from './limits/rate-limit';
+import { createMemoryLeases, createRedisLeases, type ConnectionLeases } from './ws/ip-leases';
 
 /**
  * Cluster-wide nonce store and rate limits on Redis (decision D-11), or their per-process
@@ -16,5 +19,36 @@ export function createApiStores(common: Common, redis: Redis | undefined): { non
       ? createRedisNonceStore({ redis, keys, ttlSeconds: config.nonceTtlSeconds })
       : createMemoryNonceStore({ ttlSeconds: config.nonceTtlSeconds }),
     limits: createRateLimits({ config, store: redis ? { redis, keys } : undefined, metrics, logger }),
+  };
+}
+
+/**
+ * What `/ws` shares with the other replicas: the bus carrying the indexer's updates, the
+ * update log for `resumeFrom`, and the per-IP connection leases. Without Redis: the given
+ * in-process bus (single-process mode shares it with the indexer) and per-process leases.
+ */
+export function createLiveStores(
+  common: Common,
+  redis: Redis | undefined,
+  local?: { bus: Bus; updates: UpdateLog },
+): { bus: Bus; updates: UpdateLog | undefined; leases: ConnectionLeases; close(): Promise<void> } {
+  const { config, logger } = common;
+  const keys = createKeys(config.tenantId);
+  const max = config.ws.maxConnectionsPerIp;
+  if (!redis) {
+    const bus = local?.bus ?? createMemoryBus();
+    const leases = createMemoryLeases({ max });
+    return { bus, updates: local?.updates, leases, close: async () => leases.close() };
+  }
+  const bus = createRedisBus({ redis, keys, onError: (err) => logger.warn({ err }, 'bus error') });
+  const leases = createRedisLeases({ redis, keys, max, ttlMs: config.ws.ipLeaseMs, logger });
+  return {
+    bus,
+    updates: createRedisUpdateLog({ redis, keys }),
+    leases,
+    async close() {
+      await leases.close();
+      await bus.close();
+    },
   };
 }

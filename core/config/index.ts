@@ -26,7 +26,7 @@ export interface Config {
     sensitiveMax: number;
     complianceMax: number;
   };
-  ws: { maxConnectionsPerIp: number; maxClients: number };
+  ws: { maxConnectionsPerIp: number; maxClients: number; pingIntervalMs: number; ipLeaseMs: number };
   requestTimeoutMs: number;
   shutdownGraceMs: number;
   nonceTtlSeconds: number;
@@ -76,7 +76,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sensitiveMax: num('RATE_LIMIT_SENSITIVE_MAX'),
       complianceMax: num('RATE_LIMIT_COMPLIANCE_MAX'),
     },
-    ws: { maxConnectionsPerIp: num('WS_MAX_CONNECTIONS_PER_IP'), maxClients: num('WS_MAX_CLIENTS') },
+    ws: {
+      maxConnectionsPerIp: num('WS_MAX_CONNECTIONS_PER_IP'),
+      maxClients: num('WS_MAX_CLIENTS'),
+      pingIntervalMs: num('WS_PING_INTERVAL_MS'),
+      ipLeaseMs: num('WS_IP_LEASE_MS'),
+    },
     requestTimeoutMs: num('REQUEST_TIMEOUT_MS'),
     shutdownGraceMs: num('SHUTDOWN_GRACE_MS'),
     nonceTtlSeconds: num('NONCE_TTL_SECONDS'),

@@ -57,6 +57,8 @@ export const envSchema = Joi.object({
 
   WS_MAX_CONNECTIONS_PER_IP: positiveInt().default(10),
   WS_MAX_CLIENTS: positiveInt().default(1000),
+  WS_PING_INTERVAL_MS: positiveInt().min(100).max(300_000).default(30_000),
+  WS_IP_LEASE_MS: positiveInt().min(300).max(600_000).default(60_000),
 
   REQUEST_TIMEOUT_MS: positiveInt().max(300_000).default(30_000),
   SHUTDOWN_GRACE_MS: positiveInt().max(120_000).default(10_000),

@@ -8,10 +8,7 @@ import type { AchievementDef, MarketRow } from './rows';
 import { BatchState, PUBLISHED_MARKET_FIELDS } from './state';
 import { createWriters, writeState } from './write';
 
-export interface BusMessage {
-  channel: string;
-  data: Record<string, unknown>;
-}
+import type { ChannelUpdate } from '../../core/redis/updates';
 
 export interface DeadLetter {
   signature: string;
@@ -34,7 +31,7 @@ export interface BatchResult {
   deadLetters: DeadLetter[];
   /** Highest slot in the batch, or null for an empty batch. */
   slot: number | null;
-  messages: BusMessage[];
+  messages: ChannelUpdate[];
   /** Milliseconds spent per phase, for the benchmark and slow-batch logs. */
   phases: { parse: number; ledger: number; load: number; apply: number; write: number; commit: number };
 }
@@ -288,8 +285,8 @@ function finalizeBook(st: BatchState): void {
 }
 
 /** One message per changed market field, top-of-book change and touched position. */
-function buildMessages(st: BatchState, slot: number): BusMessage[] {
-  const out: BusMessage[] = [];
+function buildMessages(st: BatchState, slot: number): ChannelUpdate[] {
+  const out: ChannelUpdate[] = [];
   for (const [address, before] of st.marketsBefore) {
     const m = st.markets.get(address) as MarketRow | undefined;
     if (!m) continue;
@@ -298,11 +295,11 @@ function buildMessages(st: BatchState, slot: number): BusMessage[] {
       const value = m[field];
       if (before && before[field] === value) continue;
       if (!before && (value === null || value === 0 || value === 0n)) continue;
-      out.push({ channel: `market:${marketId}`, data: { marketId, field, value: jsonValue(value), slot } });
+      out.push({ channel: `market:${marketId}`, slot, data: { marketId, field, value: jsonValue(value) } });
     }
     if (!before || before.bestBid !== m.bestBid || before.bestAsk !== m.bestAsk) {
       if (before || m.bestBid !== null || m.bestAsk !== null) {
-        out.push({ channel: `orderbook:${marketId}`, data: { marketId, bestBid: m.bestBid, bestAsk: m.bestAsk, slot } });
+        out.push({ channel: `orderbook:${marketId}`, slot, data: { marketId, bestBid: m.bestBid, bestAsk: m.bestAsk } });
       }
     }
   }
@@ -312,7 +309,8 @@ function buildMessages(st: BatchState, slot: number): BusMessage[] {
     if (!p || !m) continue;
     out.push({
       channel: `positions:${p.owner}`,
-      data: { marketId: m.marketId.toString(), owner: p.owner, yesShares: p.yesShares.toString(), noShares: p.noShares.toString(), slot },
+      slot,
+      data: { marketId: m.marketId.toString(), owner: p.owner, yesShares: p.yesShares.toString(), noShares: p.noShares.toString() },
     });
   }
   return out;

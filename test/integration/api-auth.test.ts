@@ -27,7 +27,7 @@ describe('wallet-authenticated REST (real PostgreSQL, Redis, Ed25519)', () => {
     database = createDatabase({ url: tdb.url, poolMax: 4 });
     const common = testCommon({ PROGRAM_ID, TENANT_ID: tenant, ...HIGH });
     const source = createSimulatorSource({ seed: 1001, programId: PROGRAM_ID, untilSlot: 1_500, epochSeconds: 30, wallets: 12 });
-    await createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source }).run();
+    await createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source }).run();
     // The busiest settled trader of the simulated chain.
     const busiest = await database.db.one('SELECT wallet FROM settled_trades GROUP BY wallet ORDER BY count(*) DESC LIMIT 1');
     trader = source.simulator.walletKeys.find((k) => k.address === busiest.wallet)!;

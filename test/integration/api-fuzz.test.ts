@@ -41,7 +41,7 @@ describe('hostile input on every documented endpoint', () => {
   beforeAll(async () => {
     p = await projectionDb();
     const common = testCommon({ PROGRAM_ID, PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_SENSITIVE_MAX: '1000000' });
-    await createIndexer({ common, db: p.database.db, pgp: p.database.pgp, databaseUrl: p.tdb.url, bus: undefined, source: createSimulatorSource({ seed: 1313, programId: PROGRAM_ID, untilSlot: 300 }) }).run();
+    await createIndexer({ common, db: p.database.db, pgp: p.database.pgp, databaseUrl: p.tdb.url, updates: undefined, source: createSimulatorSource({ seed: 1313, programId: PROGRAM_ID, untilSlot: 300 }) }).run();
     api = await serve(createApp({ common, db: p.database.db, ...createApiStores(common, undefined) }));
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { createKeys } from '../../core/redis/keys';
 import { createRedisBus } from '../../core/redis/bus';
+import { createRedisUpdateLog } from '../../core/redis/updates';
 import { createApp } from '../../server/app';
 import type { HotCache } from '../../server/read/hot-cache';
 import { createApiStores } from '../../server/stores';
@@ -15,7 +16,7 @@ describe('hot reads refreshed by the indexer bus (real Redis)', () => {
     const tenant = testTenant();
     const [apiRedis, indexerRedis] = [connectRedis(), connectRedis()];
     const apiBus = createRedisBus({ redis: apiRedis, keys: createKeys(tenant) });
-    const indexerBus = createRedisBus({ redis: indexerRedis, keys: createKeys(tenant) });
+    const indexerUpdates = createRedisUpdateLog({ redis: indexerRedis, keys: createKeys(tenant) });
     const common = testCommon({ TENANT_ID: tenant });
     const app = createApp({ common, db: p.database.db, bus: apiBus, hotTtlMs: 3_600_000, ...createApiStores(common, undefined) });
     const api = await serve(app);
@@ -28,13 +29,12 @@ describe('hot reads refreshed by the indexer bus (real Redis)', () => {
       expect((await call(`${api.url}/api/v1/markets/current`)).body.data.market.totalTrades).toBe(totalTrades);
       const hot = app.locals.hotCache as HotCache;
       expect(hot.size()).toBeGreaterThan(0);
-      await indexerBus.publish(`market:${marketId}`, JSON.stringify({ marketId, field: 'totalTrades', value: totalTrades + 1000, slot: 1 }));
+      await indexerUpdates.append([{ channel: `market:${marketId}`, slot: 1, data: { marketId, field: 'totalTrades', value: totalTrades + 1000 } }]);
       await waitFor('cache invalidated', async () => hot.size() === 0);
       expect((await call(`${api.url}/api/v1/markets/current`)).body.data.market.totalTrades).toBe(totalTrades + 1000);
     } finally {
       await api.close();
       await apiBus.close();
-      await indexerBus.close();
       apiRedis.disconnect();
       indexerRedis.disconnect();
       await p.close();

@@ -31,7 +31,7 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
     const common = testCommon({ PROGRAM_ID });
     // Markets in every state, orders, fills, fee and tick changes: written by the indexer itself.
     const source = createSimulatorSource({ seed: 909, programId: PROGRAM_ID, untilSlot: 1_500, epochSeconds: 30 });
-    await createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source }).run();
+    await createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source }).run();
     api = await serve(createApp({ common, db: database.db, ...createApiStores(common, undefined) }));
   });
   afterAll(async () => {

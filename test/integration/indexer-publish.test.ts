@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import { createDatabase, type Database } from '../../core/db';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisBus, type Bus } from '../../core/redis/bus';
+import { createRedisUpdateLog } from '../../core/redis/updates';
 import { createIndexerHttp } from '../../indexer/http';
 import { createIndexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
@@ -33,17 +34,17 @@ describe('live changes on the Redis bus', () => {
     const common = testCommon({ TENANT_ID: tenant, PROGRAM_ID });
     const [pubRedis, subRedis] = [connectRedis(), connectRedis()];
     clients.push(pubRedis, subRedis);
-    const bus = createRedisBus({ redis: pubRedis, keys: createKeys(tenant) });
+    const updates = createRedisUpdateLog({ redis: pubRedis, keys: createKeys(tenant) });
     const listener = createRedisBus({ redis: subRedis, keys: createKeys(tenant) });
-    buses.push(bus, listener);
+    buses.push(listener);
 
     // Every market `state` update must already be visible in PostgreSQL when it arrives.
     const checks: Promise<void>[] = [];
-    const seen: { channel: string; data: Record<string, unknown> }[] = [];
+    const seen: { channel: string; seq: number; slot: number; data: Record<string, unknown> }[] = [];
     for (const pattern of ['market:*', 'orderbook:*', 'positions:*']) {
       await listener.subscribe(pattern, (message, channel) => {
-        const data = JSON.parse(message) as Record<string, unknown>;
-        seen.push({ channel, data });
+        const { seq, slot, data } = JSON.parse(message) as { seq: number; slot: number; data: Record<string, unknown> };
+        seen.push({ channel, seq, slot, data });
         if (channel.startsWith('market:') && data.field === 'state') {
           checks.push(
             database.db
@@ -54,7 +55,7 @@ describe('live changes on the Redis bus', () => {
       });
     }
     const source = createSimulatorSource({ seed: 707, programId: PROGRAM_ID, untilSlot: 400, maxBatchTransactions: 100 });
-    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus, source });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates, source });
     await indexer.run();
     await waitFor('positions updates', async () => seen.some((s) => s.channel.startsWith('positions:')));
     await Promise.all(checks);
@@ -62,7 +63,14 @@ describe('live changes on the Redis bus', () => {
     const kinds = new Set(seen.map((s) => s.channel.split(':')[0]));
     expect(kinds).toEqual(new Set(['market', 'orderbook', 'positions']));
     const lastSlot = Number((await database.db.one('SELECT last_processed_slot FROM indexer_cursor')).last_processed_slot);
-    for (const s of seen) expect(s.data.slot as number).toBeLessThanOrEqual(lastSlot);
+    for (const s of seen) expect(s.slot).toBeLessThanOrEqual(lastSlot);
+    // Per channel, seq counts 1, 2, 3, ... in delivery order and slots never go back.
+    const byChannel = new Map<string, { seq: number; slot: number }[]>();
+    for (const s of seen) byChannel.set(s.channel, [...(byChannel.get(s.channel) ?? []), s]);
+    for (const list of byChannel.values()) {
+      expect(list.map((s) => s.seq)).toEqual(list.map((_, i) => i + 1));
+      for (let i = 1; i < list.length; i++) expect(list[i]!.slot).toBeGreaterThanOrEqual(list[i - 1]!.slot);
+    }
     const published = await common.metrics.busPublishLatency.get();
     expect(published.values.find((v) => v.metricName?.endsWith('_count'))?.value).toBeGreaterThan(0);
   });
@@ -75,7 +83,7 @@ describe('health while the chain RPC is down', () => {
     const common = testCommon();
     // Nothing listens on port 1: every call fails and is retried with backoff.
     const source = createRpcSource({ common, rpcUrl: 'http://127.0.0.1:1', wsUrl: 'ws://127.0.0.1:1', programId: PROGRAM_ID, subscribe: false });
-    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source });
     const server = createIndexerHttp({ common, db: database.db, indexer, source, sink: source });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -107,7 +115,7 @@ describe('writer lock', () => {
       const common = testCommon({ PROGRAM_ID });
       // A realtime chain never ends by itself: only the lost lock can stop this writer.
       const source = createSimulatorSource({ seed: 808, programId: PROGRAM_ID, realtime: true, slotMs: 50 });
-      const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source });
+      const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source });
       const run = indexer.run();
       await waitFor('writer', async () => indexer.status().role === 'writer' && (indexer.status().lastProcessedSlot ?? 0) > 0);
       await database.db.any(

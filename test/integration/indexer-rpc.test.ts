@@ -33,7 +33,7 @@ interface Running {
 async function startIndexer(source: Source, sink: TransactionSink | undefined, common: Common): Promise<Running> {
   const tdb = await createTestDatabase();
   const database = createDatabase({ url: tdb.url, poolMax: 4 });
-  const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, bus: undefined, source, heartbeatMs: 200 });
+  const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source, heartbeatMs: 200 });
   const server = createIndexerHttp({ common, db: database.db, indexer, source, sink });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const run = indexer.run();

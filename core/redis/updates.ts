@@ -1,0 +1,154 @@
+import type { Bus } from './bus';
+import type { Redis } from './client';
+import type { Keys } from './keys';
+
+/** One live change of a channel, as the indexer produces it after a commit. */
+export interface ChannelUpdate {
+  channel: string;
+  /** Highest slot the change reflects. */
+  slot: number;
+  data: Record<string, unknown>;
+}
+
+/**
+ * What travels on the bus and sits in a channel's stream: `{"seq":N,"slot":S,"data":{...}}`.
+ * `seq` is per channel and grows by exactly 1 per update, so a client can see a gap.
+ */
+export interface UpdateEnvelope {
+  seq: number;
+  slot: number;
+  data: Record<string, unknown>;
+}
+
+export type ResumeResult =
+  /** Every update after the resume point (possibly none), oldest first. */
+  | { ok: true; entries: UpdateEnvelope[]; latest: number }
+  /** The stream no longer holds the updates right after the resume point (or never did). */
+  | { ok: false; latest: number };
+
+/**
+ * Sequenced live updates (decision D-53): the single writer appends; every API replica
+ * receives them on the bus and can replay a channel's recent past for `resumeFrom`.
+ */
+export interface UpdateLog {
+  /** Numbers each update within its channel, keeps it in the channel's capped stream and publishes it, in order. */
+  append(updates: ChannelUpdate[]): Promise<void>;
+  /** The updates of `channel` with seq greater than `after`. */
+  since(channel: string, after: number): Promise<ResumeResult>;
+}
+
+export interface UpdateLogOptions {
+  /** Updates kept per channel for `resumeFrom` (at least; Redis trims approximately). */
+  keep: number;
+  /** A channel quiet for this long forgets its stream and restarts at seq 1. */
+  idleTtlSeconds: number;
+}
+
+export const DEFAULT_UPDATE_LOG: UpdateLogOptions = { keep: 1_000, idleTtlSeconds: 86_400 };
+
+export function parseEnvelope(message: string): UpdateEnvelope | undefined {
+  try {
+    const v = JSON.parse(message) as Partial<UpdateEnvelope>;
+    if (typeof v.seq === 'number' && typeof v.slot === 'number' && v.data && typeof v.data === 'object') return v as UpdateEnvelope;
+  } catch {
+    // not ours: ignored by the caller
+  }
+  return undefined;
+}
+
+// Counter, stream entry and PUBLISH happen in one atomic script so that the seq order, the
+// stream order and the delivery order are the same on every replica. The stream entry id is
+// `<seq>-0`, which lets XRANGE answer "after seq N" directly. If the counter vanished while
+// the stream survived (a manual DEL, an eviction), the stale stream is dropped rather than
+// refusing the write: subscribers see seq go back and treat it as a gap.
+const APPEND_SCRIPT = `
+local seq = redis.call('INCR', KEYS[1])
+local env = '{"seq":' .. seq .. ',"slot":' .. ARGV[1] .. ',"data":' .. ARGV[2] .. '}'
+local added = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'u', env)
+if type(added) == 'table' and added.err then
+  redis.call('DEL', KEYS[2])
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'u', env)
+end
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+redis.call('PUBLISH', KEYS[3], env)
+return seq
+`;
+
+type RedisWithAppend = Redis & {
+  appendUpdate(seqKey: string, streamKey: string, channelKey: string, slot: string, data: string, keep: string, ttl: string): Promise<number>;
+};
+
+export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partial<UpdateLogOptions>): UpdateLog {
+  const { keys } = opts;
+  const keep = String(opts.keep ?? DEFAULT_UPDATE_LOG.keep);
+  const ttl = String(opts.idleTtlSeconds ?? DEFAULT_UPDATE_LOG.idleTtlSeconds);
+  const redis = opts.redis as RedisWithAppend;
+  if (typeof redis.appendUpdate !== 'function') redis.defineCommand('appendUpdate', { numberOfKeys: 3, lua: APPEND_SCRIPT });
+  const seqKey = (channel: string) => `${keys.stream(channel)}:seq`;
+
+  return {
+    async append(updates) {
+      if (!updates.length) return;
+      // One pipeline per batch: one round trip, and Redis runs the scripts in this order.
+      const p = redis.pipeline() as unknown as { appendUpdate: RedisWithAppend['appendUpdate']; exec(): Promise<[Error | null, unknown][] | null> };
+      for (const u of updates) {
+        p.appendUpdate(seqKey(u.channel), keys.stream(u.channel), keys.channel(u.channel), String(u.slot), JSON.stringify(u.data), keep, ttl);
+      }
+      const results = (await p.exec()) ?? [];
+      const failed = results.find(([err]) => err);
+      if (failed) throw failed[0];
+    },
+    async since(channel, after) {
+      const [[, latestRaw], [, first], [, rest]] = (await redis
+        .multi()
+        .get(seqKey(channel))
+        .xrange(keys.stream(channel), '-', '+', 'COUNT', 1)
+        .xrange(keys.stream(channel), `(${after}-0`, '+')
+        .exec()) as [[null, string | null], [null, [string, string[]][]], [null, [string, string[]][]]];
+      const latest = Number(latestRaw ?? 0);
+      if (after >= latest) return after === latest ? { ok: true, entries: [], latest } : { ok: false, latest };
+      const oldest = first[0] ? Number(first[0][0].split('-')[0]) : Infinity;
+      if (oldest > after + 1) return { ok: false, latest };
+      const entries = rest.map(([, fields]) => parseEnvelope(fields[1] ?? '')).filter((e): e is UpdateEnvelope => e !== undefined);
+      return { ok: true, entries, latest };
+    },
+  };
+}
+
+/** Single-process twin (embedded mode): the same contract over the in-memory bus. */
+export function createMemoryUpdateLog(opts: { bus: Bus } & Partial<UpdateLogOptions>): UpdateLog {
+  const keep = opts.keep ?? DEFAULT_UPDATE_LOG.keep;
+  const idleMs = (opts.idleTtlSeconds ?? DEFAULT_UPDATE_LOG.idleTtlSeconds) * 1000;
+  const channels = new Map<string, { seq: number; entries: UpdateEnvelope[]; lastAt: number }>();
+  let sweptAt = Date.now();
+  // Like the Redis TTL: a quiet channel (a wallet that stopped trading) is forgotten.
+  const sweep = (now: number) => {
+    if (now - sweptAt < Math.min(idleMs, 60_000)) return;
+    sweptAt = now;
+    for (const [name, c] of channels) if (now - c.lastAt > idleMs) channels.delete(name);
+  };
+  return {
+    async append(updates) {
+      const now = Date.now();
+      sweep(now);
+      for (const u of updates) {
+        let c = channels.get(u.channel);
+        if (!c) channels.set(u.channel, (c = { seq: 0, entries: [], lastAt: now }));
+        c.lastAt = now;
+        const env: UpdateEnvelope = { seq: ++c.seq, slot: u.slot, data: u.data };
+        c.entries.push(env);
+        if (c.entries.length > keep) c.entries.splice(0, c.entries.length - keep);
+        await opts.bus.publish(u.channel, JSON.stringify(env));
+      }
+    },
+    async since(channel, after) {
+      const c = channels.get(channel);
+      const latest = c?.seq ?? 0;
+      if (after >= latest) return after === latest ? { ok: true, entries: [], latest } : { ok: false, latest };
+      const oldest = c?.entries[0]?.seq ?? Infinity;
+      if (oldest > after + 1) return { ok: false, latest };
+      return { ok: true, entries: c!.entries.filter((e) => e.seq > after), latest };
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import type { Bus, Unsubscribe } from '../../core/redis/bus';
+import { parseEnvelope, type UpdateEnvelope, type UpdateLog } from '../../core/redis/updates';
+import type { Logger } from '../../core/telemetry/logger';
+import type { Metrics } from '../../core/telemetry/metrics';
+import { backpressureStep, encode } from './protocol';
+
+/** What the hub needs of a connection. */
+export interface HubClient {
+  readonly bufferedAmount: number;
+  send(frame: Buffer): void;
+  /** Called once when backpressure gives up on the client. */
+  closeForBackpressure(): void;
+  /** Consecutive skipped updates (spec 8 backpressure). */
+  skips: number;
+  readonly closed: boolean;
+}
+
+export interface Backpressure {
+  maxBufferedBytes: number;
+  maxSkips: number;
+}
+
+export type SubscribeOutcome =
+  | { resumed: 'none' }
+  | { resumed: 'replayed'; count: number; latest: number }
+  | { resumed: 'snapshot'; latest: number };
+
+interface ChannelState {
+  clients: Set<HubClient>;
+  /** Clients replaying `resumeFrom`: live frames wait here until the replay is sent. */
+  buffering: Map<HubClient, { seq: number; frame: Buffer }[]>;
+  bus: Promise<Unsubscribe>;
+}
+
+/**
+ * Channel fan-out (design 5): one bus subscription per channel in use in this process,
+ * reference counted by the channel's local subscribers; each update is framed once and the
+ * same buffer goes to every subscriber, with per-client backpressure.
+ */
+export function createHub(opts: {
+  bus: Bus;
+  updates: UpdateLog | undefined;
+  metrics: Metrics;
+  logger: Logger;
+  backpressure: Backpressure;
+  now?: () => number;
+}) {
+  const { bus, metrics, logger } = opts;
+  const now = opts.now ?? Date.now;
+  const channels = new Map<string, ChannelState>();
+
+  const frameOf = (channel: string, e: UpdateEnvelope) =>
+    encode({ type: 'update', channel, data: e.data, timestamp: now(), seq: e.seq, slot: e.slot });
+
+  function deliver(client: HubClient, frame: Buffer): void {
+    const step = backpressureStep(client.bufferedAmount, client.skips, opts.backpressure);
+    client.skips = step.skips;
+    if (step.action === 'send') {
+      client.send(frame);
+      metrics.wsMessagesSent.inc();
+      return;
+    }
+    metrics.wsMessagesSkipped.inc();
+    if (step.action === 'close') {
+      metrics.wsBackpressureCloses.inc();
+      removeClient(client);
+      client.closeForBackpressure();
+    }
+  }
+
+  function onMessage(channel: string, message: string): void {
+    const state = channels.get(channel);
+    if (!state) return;
+    const env = parseEnvelope(message);
+    if (!env) {
+      logger.warn({ channel }, 'dropped a bus message that is not an update envelope');
+      return;
+    }
+    const frame = frameOf(channel, env);
+    for (const queue of state.buffering.values()) queue.push({ seq: env.seq, frame });
+    // Deleting from a Set while iterating it is safe: a backpressure close removes the client.
+    for (const client of state.clients) deliver(client, frame);
+  }
+
+  function channelState(channel: string): ChannelState {
+    let state = channels.get(channel);
+    if (!state) {
+      const bus$ = bus.subscribe(channel, (message) => onMessage(channel, message));
+      state = { clients: new Set(), buffering: new Map(), bus: bus$ };
+      channels.set(channel, state);
+      bus$.catch(() => channels.get(channel) === state && channels.delete(channel));
+    }
+    return state;
+  }
+
+  function release(channel: string, state: ChannelState): void {
+    if (state.clients.size || state.buffering.size || channels.get(channel) !== state) return;
+    channels.delete(channel);
+    state.bus.then((unsubscribe) => unsubscribe()).catch((err: Error) => logger.warn({ err: err.message, channel }, 'bus unsubscribe failed'));
+  }
+
+  function removeClient(client: HubClient): void {
+    for (const [channel, state] of channels) {
+      const had = state.clients.delete(client) || state.buffering.delete(client);
+      if (had) {
+        metrics.wsSubscriptions.dec();
+        release(channel, state);
+      }
+    }
+  }
+
+  return {
+    /**
+     * Adds the client to the channel once the bus subscription is live. With `resumeFrom`,
+     * `beforeReplay` runs first (the `subscribed` answer), then the missed updates, then the
+     * live ones that arrived meanwhile, with no gap and no duplicate.
+     */
+    async subscribe(client: HubClient, channel: string, resumeFrom: number | undefined, beforeReplay: (o: SubscribeOutcome) => void): Promise<void> {
+      const state = channelState(channel);
+      metrics.wsSubscriptions.inc();
+      if (resumeFrom === undefined || !opts.updates) {
+        try {
+          await state.bus;
+        } catch (err) {
+          metrics.wsSubscriptions.dec();
+          throw err;
+        }
+        if (client.closed) {
+          metrics.wsSubscriptions.dec();
+          release(channel, state);
+          return;
+        }
+        state.clients.add(client);
+        beforeReplay({ resumed: 'none' });
+        return;
+      }
+      const queue: { seq: number; frame: Buffer }[] = [];
+      state.buffering.set(client, queue);
+      try {
+        await state.bus;
+        const r = await opts.updates.since(channel, resumeFrom);
+        if (!state.buffering.has(client)) return; // removed while waiting (closed)
+        let last = resumeFrom;
+        if (r.ok) {
+          beforeReplay({ resumed: 'replayed', count: r.entries.length, latest: r.latest });
+          for (const e of r.entries) {
+            deliver(client, frameOf(channel, e));
+            last = e.seq;
+          }
+        } else {
+          beforeReplay({ resumed: 'snapshot', latest: r.latest });
+          last = r.latest;
+        }
+        state.buffering.delete(client);
+        state.clients.add(client);
+        for (const q of queue) if (q.seq > last && state.clients.has(client)) deliver(client, q.frame);
+      } catch (err) {
+        if (state.buffering.delete(client)) {
+          metrics.wsSubscriptions.dec();
+          release(channel, state);
+        }
+        throw err;
+      }
+    },
+    unsubscribe(client: HubClient, channel: string): void {
+      const state = channels.get(channel);
+      if (!state) return;
+      if (state.clients.delete(client) || state.buffering.delete(client)) {
+        metrics.wsSubscriptions.dec();
+        release(channel, state);
+      }
+    },
+    removeClient,
+    /** Channels with local subscribers (each holds one bus subscription). */
+    channelCount: () => channels.size,
+  };
+}
+
+export type Hub = ReturnType<typeof createHub>;

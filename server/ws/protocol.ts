@@ -1,0 +1,123 @@
+import bs58 from 'bs58';
+
+/** Spec 8: subscriptions per client. Fixed by the contract, hence not a setting. */
+export const MAX_SUBSCRIPTIONS = 20;
+/** Spec 8: largest client message, in bytes. */
+export const MAX_MESSAGE_BYTES = 4096;
+
+/** Spec 7.3 word for word, plus the messages decision D-51 adds for conditions 7.3 does not name. */
+export const WS_ERRORS = {
+  invalidJson: 'Invalid JSON',
+  unknownType: 'Unknown message type',
+  invalidChannel: (channel: string) => `Invalid channel: ${channel}. Must start with: market:, orderbook:, positions:`,
+  invalidChannelKey: (channel: string) =>
+    `Invalid channel: ${channel}. Expected market:{marketId}, orderbook:{marketId} or positions:{wallet}`,
+  maxSubscriptions: `Maximum subscriptions (${MAX_SUBSCRIPTIONS}) reached`,
+  authRequired: 'Authentication required for position channels',
+  walletMismatch: 'Channel wallet does not match authenticated wallet',
+  badSignature: 'Invalid wallet signature',
+  expired: 'Authentication expired',
+  nonceUsed: 'Nonce already used',
+  invalidAuthMessage: 'Invalid authentication message',
+  domainMismatch: 'Authentication domain does not match this server',
+  chainMismatch: 'Authentication chain is not supported',
+  actionMismatch: (channel: string) => `Authentication action must be WS_SUBSCRIBE ${channel}`,
+  invalidResumeFrom: 'Invalid resumeFrom: must be a non-negative integer',
+  unavailable: 'Subscription failed: service temporarily unavailable',
+} as const;
+
+export const CONNECTED_MESSAGE = 'Connected to the market stream';
+export const SHUTDOWN_REASON = 'Server shutting down';
+export const BACKPRESSURE_REASON = 'Too many messages skipped: client is reading too slowly';
+export const FLOOD_REASON = 'Too many messages waiting to be processed';
+export const RESNAPSHOT_MESSAGE = 'Missed updates are no longer available: fetch a fresh REST snapshot';
+
+/** Close codes (decision D-50). */
+export const CLOSE = {
+  goingAway: 1001,
+  policy: 1008,
+  tooBig: 1009,
+} as const;
+
+export type ChannelKind = 'market' | 'orderbook' | 'positions';
+export type Channel = { name: string; kind: ChannelKind; key: string };
+
+const U64_MAX = 18_446_744_073_709_551_615n;
+
+function isWallet(s: string): boolean {
+  if (s.length < 32 || s.length > 44) return false;
+  try {
+    return bs58.decode(s).length === 32;
+  } catch {
+    return false;
+  }
+}
+
+function isMarketId(s: string): boolean {
+  return /^(0|[1-9][0-9]{0,19})$/.test(s) && BigInt(s) <= U64_MAX;
+}
+
+/** Echoed channels are cut so an error frame stays small whatever the client sent. */
+const echo = (s: string) => (s.length > 128 ? `${s.slice(0, 128)}…` : s);
+
+export function parseChannel(raw: unknown): { ok: true; channel: Channel } | { ok: false; error: string } {
+  const name = typeof raw === 'string' ? raw : raw === undefined ? '' : JSON.stringify(raw);
+  const colon = name.indexOf(':');
+  const kind = colon > 0 ? name.slice(0, colon) : '';
+  const key = name.slice(colon + 1);
+  if (typeof raw !== 'string' || (kind !== 'market' && kind !== 'orderbook' && kind !== 'positions')) {
+    return { ok: false, error: WS_ERRORS.invalidChannel(echo(name)) };
+  }
+  const valid = kind === 'positions' ? isWallet(key) : isMarketId(key);
+  if (!valid) return { ok: false, error: WS_ERRORS.invalidChannelKey(echo(name)) };
+  return { ok: true, channel: { name, kind, key } };
+}
+
+export interface WsAuth {
+  signature: string | undefined;
+  message: string | undefined;
+  publicKey: string | undefined;
+}
+
+export type ClientMessage =
+  | { type: 'subscribe'; channel: unknown; auth: WsAuth | undefined; resumeFrom: unknown }
+  | { type: 'unsubscribe'; channel: unknown };
+
+/** Parses one client frame; the `error` is the message to send back. */
+export function parseClientMessage(text: string): { ok: true; message: ClientMessage } | { ok: false; error: string } {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return { ok: false, error: WS_ERRORS.invalidJson };
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return { ok: false, error: WS_ERRORS.unknownType };
+  const m = v as Record<string, unknown>;
+  if (m.type === 'unsubscribe') return { ok: true, message: { type: 'unsubscribe', channel: m.channel } };
+  if (m.type !== 'subscribe') return { ok: false, error: WS_ERRORS.unknownType };
+  const str = (x: unknown) => (typeof x === 'string' ? x : undefined);
+  const a = m.auth && typeof m.auth === 'object' ? (m.auth as Record<string, unknown>) : undefined;
+  const auth = a ? { signature: str(a.signature), message: str(a.message), publicKey: str(a.publicKey) } : undefined;
+  return { ok: true, message: { type: 'subscribe', channel: m.channel, auth, resumeFrom: m.resumeFrom } };
+}
+
+export function parseResumeFrom(v: unknown): { ok: true; value: number | undefined } | { ok: false } {
+  if (v === undefined || v === null) return { ok: true, value: undefined };
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return { ok: true, value: v };
+  return { ok: false };
+}
+
+/**
+ * Spec 8 backpressure: skip while the client's buffer is over the limit, close on the
+ * `maxSkips`-th consecutive skip, and any successful send starts the count again.
+ */
+export function backpressureStep(bufferedBytes: number, skips: number, limits: { maxBufferedBytes: number; maxSkips: number }) {
+  if (bufferedBytes <= limits.maxBufferedBytes) return { action: 'send' as const, skips: 0 };
+  const next = skips + 1;
+  return { action: next >= limits.maxSkips ? ('close' as const) : ('skip' as const), skips: next };
+}
+
+/** Frames the server sends; `update` is built once per bus message and shared by all subscribers. */
+export function encode(msg: Record<string, unknown>): Buffer {
+  return Buffer.from(JSON.stringify(msg));
+}

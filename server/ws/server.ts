@@ -1,0 +1,334 @@
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import proxyaddr from 'proxy-addr';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { Common } from '../../core/common';
+import type { Bus } from '../../core/redis/bus';
+import type { NonceStore } from '../../core/redis/nonce-store';
+import type { UpdateLog } from '../../core/redis/updates';
+import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
+import { createHub, type HubClient, type SubscribeOutcome } from './hub';
+import type { ConnectionLeases, Lease } from './ip-leases';
+import {
+  BACKPRESSURE_REASON,
+  CLOSE,
+  CONNECTED_MESSAGE,
+  FLOOD_REASON,
+  MAX_MESSAGE_BYTES,
+  MAX_SUBSCRIPTIONS,
+  RESNAPSHOT_MESSAGE,
+  SHUTDOWN_REASON,
+  WS_ERRORS,
+  encode,
+  parseChannel,
+  parseClientMessage,
+  parseResumeFrom,
+  type Channel,
+  type WsAuth,
+} from './protocol';
+
+export const WS_PATH = '/ws';
+
+export interface WsOptions {
+  pingIntervalMs: number;
+  maxClients: number;
+  /** Spec 8: 1 MB and 50. */
+  maxBufferedBytes: number;
+  maxSkips: number;
+  /** Client messages waiting for processing before the connection is closed as a flood. */
+  maxPendingMessages: number;
+}
+
+export const DEFAULT_WS_OPTIONS: Omit<WsOptions, 'pingIntervalMs' | 'maxClients'> = {
+  maxBufferedBytes: 1024 * 1024,
+  maxSkips: 50,
+  maxPendingMessages: 64,
+};
+
+interface Client extends HubClient {
+  ws: WebSocket;
+  lease: Lease;
+  subscriptions: Set<string>;
+  alive: boolean;
+  pending: number;
+  queue: Promise<void>;
+  closed: boolean;
+}
+
+export interface WsServer {
+  clientCount(): number;
+  channelCount(): number;
+  /** Refuses new upgrades from now on (shutdown step 1, before HTTP draining). */
+  refuseNew(): void;
+  /** Closes every socket with 1001 and a reason; resolves when they are gone. */
+  close(): Promise<void>;
+}
+
+/** The HTTP answer to a refused upgrade: the REST error envelope (decision D-50). */
+function refuse(socket: Duplex, status: number, reason: string, body: { error: string; code: string }, extra: string[] = []): void {
+  const json = JSON.stringify(body);
+  socket.end(
+    [`HTTP/1.1 ${status} ${reason}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(json)}`, 'Connection: close', ...extra, '', json].join('\r\n'),
+  );
+}
+
+const AUTH_MESSAGES: Record<Exclude<AuthFailure, 'action'>, string> = {
+  missing: WS_ERRORS.authRequired,
+  invalid_public_key: WS_ERRORS.walletMismatch,
+  bad_signature: WS_ERRORS.badSignature,
+  expired: WS_ERRORS.expired,
+  nonce: WS_ERRORS.nonceUsed,
+  invalid_message: WS_ERRORS.invalidAuthMessage,
+  domain: WS_ERRORS.domainMismatch,
+  chain: WS_ERRORS.chainMismatch,
+};
+
+/**
+ * `/ws` on the API's HTTP server (spec 6.1, 7.3, 8; design 5). Upgrades are refused before
+ * the handshake when the process is full, the IP holds its cluster-wide quota, or the server
+ * is shutting down. Each client's messages are handled one at a time, in order.
+ */
+export function attachWebSocketServer(opts: {
+  common: Common;
+  server: http.Server;
+  bus: Bus;
+  updates: UpdateLog | undefined;
+  nonceStore: NonceStore;
+  leases: ConnectionLeases;
+  /** The compiled `trust proxy` of the Express app, so the client IP is the one rate limits use. */
+  trust: (addr: string, i: number) => boolean;
+  options: WsOptions;
+}): WsServer {
+  const { common, options } = opts;
+  const { config, metrics, logger } = common;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false, clientTracking: false });
+  const clients = new Set<Client>();
+  const hub = createHub({
+    bus: opts.bus,
+    updates: opts.updates,
+    metrics,
+    logger,
+    backpressure: { maxBufferedBytes: options.maxBufferedBytes, maxSkips: options.maxSkips },
+  });
+  let accepting = true;
+  let upgrading = 0;
+  let closing: Promise<void> | undefined;
+
+  const send = (client: Client, msg: Record<string, unknown>) => {
+    if (client.ws.readyState === WebSocket.OPEN) client.ws.send(encode(msg));
+  };
+  const sendError = (client: Client, message: string) => send(client, { type: 'error', message });
+
+  async function onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== WS_PATH) {
+      refuse(socket, 404, 'Not Found', { error: 'Route not found', code: 'NOT_FOUND' });
+      return;
+    }
+    if (!accepting) {
+      metrics.wsRefusals.inc({ reason: 'shutting_down' });
+      refuse(socket, 503, 'Service Unavailable', { error: 'Server is shutting down', code: 'SERVICE_UNAVAILABLE' });
+      return;
+    }
+    if (clients.size + upgrading >= options.maxClients) {
+      metrics.wsRefusals.inc({ reason: 'max_clients' });
+      refuse(socket, 503, 'Service Unavailable', { error: 'WebSocket server is at capacity', code: 'SERVICE_UNAVAILABLE' }, ['Retry-After: 1']);
+      return;
+    }
+    const ip = proxyaddr(req, opts.trust);
+    upgrading += 1;
+    let lease: Lease | undefined;
+    try {
+      lease = await opts.leases.acquire(ip);
+    } finally {
+      upgrading -= 1;
+    }
+    if (!lease) {
+      metrics.wsRefusals.inc({ reason: 'per_ip' });
+      refuse(socket, 429, 'Too Many Requests', { error: 'Too many WebSocket connections from this address', code: 'RATE_LIMITED' }, ['Retry-After: 10']);
+      return;
+    }
+    if (socket.destroyed || !accepting) {
+      opts.leases.release(lease);
+      socket.destroy();
+      return;
+    }
+    const held = lease;
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, held));
+  }
+
+  function onConnection(ws: WebSocket, lease: Lease): void {
+    const client: Client = {
+      ws,
+      lease,
+      subscriptions: new Set(),
+      alive: true,
+      pending: 0,
+      queue: Promise.resolve(),
+      closed: false,
+      skips: 0,
+      get bufferedAmount() {
+        return ws.bufferedAmount;
+      },
+      send: (frame) => ws.send(frame, { binary: false }),
+      closeForBackpressure: () => closeClient(client, CLOSE.policy, BACKPRESSURE_REASON),
+    };
+    clients.add(client);
+    metrics.wsConnections.inc();
+    ws.on('pong', () => (client.alive = true));
+    ws.on('error', (err: Error & { code?: string }) => {
+      // ws closes the connection itself (1009 for an oversized frame, 1002 for a protocol error).
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') metrics.wsRefusals.inc({ reason: 'message_too_big' });
+      else logger.debug({ err: err.message }, 'ws client error');
+    });
+    ws.on('close', () => {
+      client.closed = true;
+      clients.delete(client);
+      hub.removeClient(client);
+      opts.leases.release(lease);
+      metrics.wsConnections.dec();
+    });
+    ws.on('message', (data: RawData) => {
+      if (++client.pending > options.maxPendingMessages) {
+        metrics.wsRefusals.inc({ reason: 'flood' });
+        closeClient(client, CLOSE.policy, FLOOD_REASON);
+        return;
+      }
+      client.queue = client.queue
+        .then(() => (client.closed ? undefined : onMessage(client, data)))
+        .catch((err: unknown) => logger.error({ err }, 'ws message handling failed'))
+        .finally(() => (client.pending -= 1));
+    });
+    send(client, { type: 'connected', message: CONNECTED_MESSAGE, timestamp: Date.now() });
+  }
+
+  function closeClient(client: Client, code: number, reason: string): void {
+    if (client.closed) return;
+    client.closed = true;
+    client.ws.close(code, reason);
+    // A client that does not read will not answer the close handshake either.
+    setTimeout(() => client.ws.terminate(), 5_000).unref();
+  }
+
+  async function onMessage(client: Client, data: RawData): Promise<void> {
+    const text = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8');
+    const parsed = parseClientMessage(text);
+    if (!parsed.ok) return sendError(client, parsed.error);
+    const m = parsed.message;
+    const ch = parseChannel(m.channel);
+    if (!ch.ok) return sendError(client, ch.error);
+    const channel = ch.channel;
+    switch (m.type) {
+      case 'unsubscribe':
+        if (client.subscriptions.delete(channel.name)) hub.unsubscribe(client, channel.name);
+        return send(client, { type: 'unsubscribed', channel: channel.name });
+      case 'subscribe':
+        return subscribe(client, channel, m.auth, m.resumeFrom);
+      default: {
+        const never: never = m;
+        throw new Error(`unhandled message ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  async function subscribe(client: Client, channel: Channel, auth: WsAuth | undefined, rawResume: unknown): Promise<void> {
+    const resume = parseResumeFrom(rawResume);
+    if (!resume.ok) return sendError(client, WS_ERRORS.invalidResumeFrom);
+    if (client.subscriptions.has(channel.name)) return send(client, { type: 'subscribed', channel: channel.name });
+    if (client.subscriptions.size >= MAX_SUBSCRIPTIONS) {
+      metrics.wsRefusals.inc({ reason: 'max_subscriptions' });
+      return sendError(client, WS_ERRORS.maxSubscriptions);
+    }
+    if (channel.kind === 'positions') {
+      const failure = await authorize(channel, auth);
+      if (failure) {
+        metrics.wsAuthFailures.inc({ reason: failure.reason });
+        return sendError(client, failure.message);
+      }
+    }
+    client.subscriptions.add(channel.name);
+    try {
+      await hub.subscribe(client, channel.name, resume.value, (o: SubscribeOutcome) => send(client, subscribedMessage(channel.name, o)));
+    } catch (err) {
+      client.subscriptions.delete(channel.name);
+      logger.warn({ err: (err as Error).message, channel: channel.name }, 'ws subscribe failed');
+      sendError(client, WS_ERRORS.unavailable);
+    }
+  }
+
+  /** Spec 6.1 rules 1-2 and part 5; the cheap wallet comparison runs before the signature check. */
+  async function authorize(channel: Channel, auth: WsAuth | undefined): Promise<{ reason: string; message: string } | undefined> {
+    if (!auth || !auth.publicKey || !auth.signature || !auth.message) return { reason: 'missing', message: WS_ERRORS.authRequired };
+    if (auth.publicKey !== channel.key) return { reason: 'wallet_mismatch', message: WS_ERRORS.walletMismatch };
+    const r = await verifyWalletAuth(auth, {
+      publicHosts: config.publicHosts,
+      chainId: config.chainId,
+      expectedAction: `WS_SUBSCRIBE ${channel.name}`,
+      nonceStore: opts.nonceStore,
+    });
+    if (r.ok) return undefined;
+    return { reason: r.reason, message: r.reason === 'action' ? WS_ERRORS.actionMismatch(channel.name) : AUTH_MESSAGES[r.reason] };
+  }
+
+  function subscribedMessage(channel: string, o: SubscribeOutcome): Record<string, unknown> {
+    switch (o.resumed) {
+      case 'none':
+        return { type: 'subscribed', channel };
+      case 'replayed':
+        return { type: 'subscribed', channel, resumed: true, replayed: o.count, latestSeq: o.latest };
+      case 'snapshot':
+        return { type: 'subscribed', channel, resumed: false, latestSeq: o.latest, message: RESNAPSHOT_MESSAGE };
+      default: {
+        const never: never = o;
+        throw new Error(`unhandled outcome ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  const onUpgradeEvent = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    onUpgrade(req, socket, head).catch((err: unknown) => {
+      logger.error({ err }, 'ws upgrade failed');
+      socket.destroy();
+    });
+  };
+  opts.server.on('upgrade', onUpgradeEvent);
+
+  // One timer for every client: a client that missed the previous ping's pong is dropped.
+  const pinger = setInterval(() => {
+    for (const client of clients) {
+      if (!client.alive) {
+        client.ws.terminate();
+        continue;
+      }
+      client.alive = false;
+      client.ws.ping();
+    }
+  }, options.pingIntervalMs);
+  pinger.unref();
+
+  return {
+    clientCount: () => clients.size,
+    channelCount: () => hub.channelCount(),
+    refuseNew() {
+      accepting = false;
+    },
+    close() {
+      closing ??= closeAll();
+      return closing;
+    },
+  };
+
+  async function closeAll(): Promise<void> {
+    accepting = false;
+    clearInterval(pinger);
+    opts.server.off('upgrade', onUpgradeEvent);
+    const gone = [...clients].map((c) => new Promise<void>((resolve) => (c.ws.readyState === WebSocket.CLOSED ? resolve() : c.ws.once('close', () => resolve()))));
+    for (const c of clients) closeClient(c, CLOSE.goingAway, SHUTDOWN_REASON);
+    const cut = setTimeout(() => clients.forEach((c) => c.ws.terminate()), 2_000);
+    await Promise.all(gone);
+    clearTimeout(cut);
+    await opts.leases.close();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+  }
+}
