@@ -5,7 +5,7 @@ import { migrate } from '../core/db/migrate';
 import { createCommon } from '../core/process';
 import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog, createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
-import { createRedis } from '../core/redis/client';
+import { createRedis, redisReady } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createIndexerHttp } from './http';
@@ -46,6 +46,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
       redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
       updates = createRedisUpdateLog({ redis, keys: createKeys(config.tenantId) });
       shutdown.add('redis', async () => redis.disconnect());
+      // Publishing fails fast while Redis is unreachable; do not start with a guaranteed gap.
+      await redisReady(redis, 5_000).catch(() => logger.warn('Redis is not ready: live updates are lost until it is'));
     } else {
       logger.warn('REDIS_URL is not set: live updates stay inside this process');
       updates = createMemoryUpdateLog({ bus: createMemoryBus() });

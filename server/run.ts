@@ -3,24 +3,43 @@ import type { Config } from '../core/config';
 import { createDatabase } from '../core/db';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
-import { createRedis, type Redis } from '../core/redis/client';
+import { createRedis, redisReady, type Redis } from '../core/redis/client';
 import { createApp } from './app';
 import { createApiStores, createLiveStores } from './stores';
 import { attachWebSocketServer, DEFAULT_WS_OPTIONS } from './ws/server';
 
 /**
- * Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts what is
- * left; idle keep-alive connections are closed at once so they do not hold the drain.
+ * Graceful HTTP drain for spec 8: stop accepting, let in-flight requests finish for up to
+ * `graceMs`, then cut what is left. Idle keep-alive connections are closed at once so they do
+ * not hold the drain. It waits on requests, not on the server's `close` event, because
+ * upgraded WebSocket sockets still count as the server's connections until `/ws` closes them.
  */
-export function closeGracefully(server: http.Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
+export function createHttpDrain(server: http.Server) {
+  let active = 0;
+  let idle: (() => void) | undefined;
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    active += 1;
+    res.once('close', () => {
+      active -= 1;
+      if (active === 0) idle?.();
     });
-    server.closeIdleConnections();
   });
+  return {
+    drain(graceMs: number): Promise<void> {
+      server.close();
+      server.closeIdleConnections();
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          server.closeAllConnections();
+          resolve();
+        };
+        const timer = setTimeout(done, graceMs);
+        idle = done;
+        if (active === 0) done();
+      });
+    },
+  };
 }
 
 export async function runApi(config: Config, tracing: Tracing): Promise<void> {
@@ -38,6 +57,9 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
       const r = (redis = createRedis(config.redisUrl));
       r.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
       shutdown.add('redis', () => r.disconnect());
+      // Until Redis answers, limits fall back to per-process counting: start serving after it
+      // is ready so a fresh replica does not begin with a private quota.
+      await redisReady(r, 5_000).catch(() => logger.warn('Redis is not ready: serving with per-process limits until it is'));
     } else {
       logger.warn('REDIS_URL is not set: nonces, rate limits and WebSocket limits are per process, and no indexer updates reach /ws');
     }
@@ -46,6 +68,7 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     const stores = createApiStores(common, redis);
     const app = createApp({ common, db: database.db, bus: redis ? live.bus : undefined, ...stores });
     const server = http.createServer(app);
+    const httpDrain = createHttpDrain(server);
     const ws = attachWebSocketServer({
       common,
       server,
@@ -62,7 +85,7 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     process.send?.({ type: 'listening', port });
     // Hooks run last-added first: refuse new upgrades, drain HTTP, then close the sockets (spec: 1001).
     shutdown.add('ws', () => ws.close());
-    shutdown.add('http', () => closeGracefully(server, config.shutdownGraceMs));
+    shutdown.add('http', () => httpDrain.drain(config.shutdownGraceMs));
     shutdown.add('ws-refuse', () => ws.refuseNew());
   } catch (err) {
     logger.error({ err }, 'api failed to start');

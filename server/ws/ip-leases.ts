@@ -31,10 +31,13 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
+// Renewal re-adds a lease that expired while this replica was stalled: the connection is
+// alive, so it counts. A release (ZREM) is sent on the same connection after any renewal
+// already in flight, so it cannot be undone by one.
 const RENEW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[2])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 `;
