@@ -3,7 +3,6 @@ import http from 'node:http';
 import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
 import express from 'express';
-import { Client } from 'pg';
 import { createShutdown } from '../core/common';
 import { loadConfig } from '../core/config';
 import { createDatabase } from '../core/db';
@@ -18,20 +17,12 @@ import { MarketSimulator } from '../indexer/sources/simulator/engine';
 import { createApp } from '../server/app';
 import { createApiStores } from '../server/stores';
 import { walletHeaders } from '../test/support/api';
+import { admin, dbUrl, pct, REDIS_URL } from './support';
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const run_ = promisify(execFile);
 const MARKETS = Number(process.env.BENCH_MARKETS ?? 2_000_000);
 
-async function admin(sql: string): Promise<void> {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  await c.query(sql);
-  await c.end();
-}
-const dbUrl = (name: string) => Object.assign(new URL(ADMIN_URL), { pathname: `/${name}` }).toString();
 
 async function listen(handler: http.RequestListener) {
   const server = http.createServer(handler);
@@ -47,7 +38,6 @@ async function load(url: string) {
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
-const pctl = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;
 
 async function sequential(url: string, n: number, headers?: () => Record<string, string>) {
   const times: number[] = [];
@@ -58,7 +48,7 @@ async function sequential(url: string, n: number, headers?: () => Record<string,
     if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status}`);
     times.push(performance.now() - t);
   }
-  return { p50: pctl(times, 50), p95: pctl(times, 95) };
+  return { p50: pct(times, 50), p95: pct(times, 95) };
 }
 
 export async function run(): Promise<void> {

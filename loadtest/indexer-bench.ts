@@ -12,38 +12,10 @@ import { createMetrics } from '../core/telemetry/metrics';
 import { createIndexer } from '../indexer/indexer';
 import { MarketSimulator } from '../indexer/sources/simulator/engine';
 import type { Source } from '../indexer/sources/types';
+import { dropDatabase, freshDatabase, pct, REDIS_URL } from './support';
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TARGET_EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 2_000);
-
-const dbUrl = (name: string) => {
-  const u = new URL(ADMIN_URL);
-  u.pathname = `/${name}`;
-  return u.toString();
-};
-
-async function freshDatabase(name: string): Promise<string> {
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  return dbUrl(name);
-}
-
-async function dropDatabase(name: string): Promise<void> {
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.end();
-}
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
-};
 
 /** Pre-generated batches, so chain simulation time is not counted as indexing time. */
 function arraySource(batches: RawTransaction[][]): Source {

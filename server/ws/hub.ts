@@ -52,13 +52,20 @@ export function createHub(opts: {
   const frameOf = (channel: string, e: UpdateEnvelope) =>
     encode({ type: 'update', channel, data: e.data, timestamp: now(), seq: e.seq, slot: e.slot });
 
-  function deliver(client: HubClient, frame: Buffer): void {
-    const step = backpressureStep(client.bufferedAmount, client.skips, opts.backpressure);
+  /** True when the frame was written; the caller counts sends (one metric update per fan-out). */
+  function deliver(client: HubClient, frame: Buffer): boolean {
+    const buffered = client.bufferedAmount;
+    // The common case without allocating: the same rule as backpressureStep's 'send'.
+    if (buffered <= opts.backpressure.maxBufferedBytes) {
+      client.skips = 0;
+      client.send(frame);
+      return true;
+    }
+    const step = backpressureStep(buffered, client.skips, opts.backpressure);
     client.skips = step.skips;
     if (step.action === 'send') {
       client.send(frame);
-      metrics.wsMessagesSent.inc();
-      return;
+      return true;
     }
     metrics.wsMessagesSkipped.inc();
     if (step.action === 'close') {
@@ -66,7 +73,9 @@ export function createHub(opts: {
       removeClient(client);
       client.closeForBackpressure();
     }
+    return false;
   }
+  const deliverOne = (client: HubClient, frame: Buffer) => deliver(client, frame) && metrics.wsMessagesSent.inc();
 
   function onMessage(channel: string, message: string): void {
     const state = channels.get(channel);
@@ -78,8 +87,10 @@ export function createHub(opts: {
     }
     const frame = frameOf(channel, env);
     for (const queue of state.buffering.values()) queue.push({ seq: env.seq, frame });
+    let sent = 0;
     // Deleting from a Set while iterating it is safe: a backpressure close removes the client.
-    for (const client of state.clients) deliver(client, frame);
+    for (const client of state.clients) if (deliver(client, frame)) sent += 1;
+    if (sent) metrics.wsMessagesSent.inc(sent);
   }
 
   function channelState(channel: string): ChannelState {
@@ -144,7 +155,7 @@ export function createHub(opts: {
         if (r.ok) {
           beforeReplay({ resumed: 'replayed', count: r.entries.length, latest: r.latest });
           for (const e of r.entries) {
-            deliver(client, frameOf(channel, e));
+            deliverOne(client, frameOf(channel, e));
             last = e.seq;
           }
         } else {
@@ -153,7 +164,7 @@ export function createHub(opts: {
         }
         state.buffering.delete(client);
         state.clients.add(client);
-        for (const q of queue) if (q.seq > last && state.clients.has(client)) deliver(client, q.frame);
+        for (const q of queue) if (q.seq > last && state.clients.has(client)) deliverOne(client, q.frame);
       } catch (err) {
         if (state.buffering.delete(client)) {
           metrics.wsSubscriptions.dec();

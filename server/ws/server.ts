@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -28,6 +29,7 @@ import {
 } from './protocol';
 
 export const WS_PATH = '/ws';
+const TEXT = { binary: false } as const;
 
 export interface WsOptions {
   pingIntervalMs: number;
@@ -114,6 +116,22 @@ export function attachWebSocketServer(opts: {
   let upgrading = 0;
   let closing: Promise<void> | undefined;
 
+  // Frames written to a socket during one bus read (Redis hands over many messages per read
+  // under load) leave in one writev instead of one syscall per frame: the socket is corked on
+  // its first write and uncorked once the current callback is done.
+  const corked: Socket[] = [];
+  const uncorkAll = () => {
+    for (const s of corked.splice(0)) s.uncork();
+  };
+  const sendFrame = (ws: WebSocket, frame: Buffer) => {
+    const socket = (ws as unknown as { _socket?: Socket })._socket;
+    if (socket && socket.writableCorked === 0) {
+      socket.cork();
+      if (corked.push(socket) === 1) process.nextTick(uncorkAll);
+    }
+    ws.send(frame, TEXT);
+  };
+
   const send = (client: Client, msg: Record<string, unknown>) => {
     if (client.ws.readyState === WebSocket.OPEN) client.ws.send(encode(msg));
   };
@@ -171,7 +189,7 @@ export function attachWebSocketServer(opts: {
       get bufferedAmount() {
         return ws.bufferedAmount;
       },
-      send: (frame) => ws.send(frame, { binary: false }),
+      send: (frame) => sendFrame(ws, frame),
       closeForBackpressure: () => closeClient(client, CLOSE.policy, BACKPRESSURE_REASON),
     };
     clients.add(client);
