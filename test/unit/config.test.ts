@@ -26,7 +26,7 @@ describe('config', () => {
       sensitiveMax: 20,
       complianceMax: 5,
     });
-    expect(c.ws).toEqual({ maxConnectionsPerIp: 10, maxClients: 1000 });
+    expect(c.ws).toEqual({ maxConnectionsPerIp: 10, maxClients: 1000, pingIntervalMs: 30_000, ipLeaseMs: 60_000 });
     expect(c.requestTimeoutMs).toBe(30_000);
     expect(c.shutdownGraceMs).toBe(10_000);
     expect(c.nonceTtlSeconds).toBe(330);
