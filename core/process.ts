@@ -17,3 +17,17 @@ export function createCommon(config: Config, service: string, tracing?: Tracing)
   }
   return { config, logger, metrics, shutdown };
 }
+
+/** A start-up refusal: one clear line on stderr, exit 1. */
+export function exitWith(line: string): never {
+  process.stderr.write(`${line}\n`);
+  process.exit(1);
+}
+
+/**
+ * Production refuses the per-process stand-ins (embedded PostgreSQL, in-memory nonces, limits
+ * and bus) unless ALLOW_EMBEDDED_STORES=true says it is deliberate (decision D-54).
+ */
+export function requireAllowed(config: Config, line: string): void {
+  if (config.nodeEnv === 'production' && !config.allowEmbeddedStores) exitWith(`${line}; set ALLOW_EMBEDDED_STORES=true to run anyway`);
+}

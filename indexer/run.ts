@@ -2,7 +2,7 @@ import { SingleBar } from 'cli-progress';
 import type { Config } from '../core/config';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
-import { createCommon } from '../core/process';
+import { createCommon, exitWith, requireAllowed } from '../core/process';
 import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog, createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
 import { createRedis, redisReady } from '../core/redis/client';
@@ -30,10 +30,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
   const common = createCommon(config, 'indexer', tracing);
   const { logger, shutdown } = common;
   const databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    process.stderr.write('the indexer process needs DATABASE_URL (postgres://user@host:5432/dbname)\n');
-    process.exit(1);
-  }
+  if (!databaseUrl) exitWith('the indexer process needs DATABASE_URL (postgres://user@host:5432/dbname)');
+  if (!config.redisUrl) requireAllowed(config, 'the indexer in production needs REDIS_URL (its updates would reach no API replica)');
   try {
     const { applied } = await migrate({ databaseUrl });
     if (applied.length) logger.info({ applied }, 'migrations applied');

@@ -102,3 +102,13 @@ else
     start_redis || { say "Redis did not start"; exit 1; }
   fi
 fi
+
+# The /docs page test opens the page in a real headless browser (playwright-core drives it).
+if [ -n "${CHROMIUM_PATH:-}" ]; then
+  say "Chromium: using CHROMIUM_PATH as given"
+elif command -v chromium >/dev/null; then
+  say "Chromium: $(command -v chromium)"
+else
+  apt_install chromium
+  say "Chromium: installed $(command -v chromium)"
+fi

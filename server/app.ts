@@ -4,6 +4,7 @@ import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { buildHealth, isSynced } from '../core/health';
 import { ApiError, errorMapper, sendError } from './http/errors';
+import { docsRouter } from './http/docs';
 import { deprecatedAliases, handlerTimeout, requestId, requestMetrics } from './http/middleware';
 import { indexerHealthInputs } from './read/status';
 import type { NonceStore } from '../core/redis/nonce-store';
@@ -46,6 +47,8 @@ export function createApp(opts: {
   bus?: Bus;
   hotTtlMs?: number;
   startedAt?: number;
+  /** Serve `/docs` (interactive API documentation). */
+  docs?: boolean;
 }): express.Express {
   const { common, db } = opts;
   const { config, logger, metrics } = common;
@@ -106,8 +109,10 @@ export function createApp(opts: {
   ];
   for (const r of routers) app.use(API_PREFIX, r);
   app.use(ops);
+  const docs = opts.docs ? [docsRouter()] : [];
+  for (const r of docs) app.use(r);
 
-  const known = [...routeTable(routers, API_PREFIX), ...routeTable([ops], '')];
+  const known = [...routeTable(routers, API_PREFIX), ...routeTable([ops, ...docs], '')];
   app.use((req: Request, res: Response) => {
     const path = req.path;
     const allowed = [...new Set(known.filter((k) => k.matches(path)).map((k) => k.method))];

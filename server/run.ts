@@ -5,7 +5,10 @@ import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createRedis, redisReady, type Redis } from '../core/redis/client';
 import { createApp } from './app';
-import { createApiStores, createLiveStores } from './stores';
+import type { Common } from '../core/common';
+import type { Db } from '../core/db';
+import { exitWith, requireAllowed } from '../core/process';
+import { createApiStores, createLiveStores, type LiveStores } from './stores';
 import { attachWebSocketServer, DEFAULT_WS_OPTIONS } from './ws/server';
 
 /**
@@ -42,13 +45,54 @@ export function createHttpDrain(server: http.Server) {
   };
 }
 
+/**
+ * The API's HTTP server with `/ws`, listening on API_PORT, its shutdown hooks registered on
+ * `common.shutdown` (refuse upgrades → drain HTTP → close sockets with 1001). Used by the API
+ * process and by single-process mode.
+ */
+export async function startApiServer(opts: {
+  common: Common;
+  db: Db;
+  redis: Redis | undefined;
+  live: LiveStores;
+  /** Whether the hot-read cache is invalidated by `live.bus` (true when the indexer publishes there). */
+  busCarriesIndexer: boolean;
+  docs?: boolean;
+}): Promise<{ server: http.Server; port: number }> {
+  const { common, live } = opts;
+  const { config, logger, shutdown } = common;
+  const stores = createApiStores(common, opts.redis);
+  const app = createApp({ common, db: opts.db, bus: opts.busCarriesIndexer ? live.bus : undefined, docs: opts.docs ?? true, ...stores });
+  const server = http.createServer(app);
+  const httpDrain = createHttpDrain(server);
+  const ws = attachWebSocketServer({
+    common,
+    server,
+    bus: live.bus,
+    updates: live.updates,
+    nonceStore: stores.nonceStore,
+    leases: live.leases,
+    trust: app.get('trust proxy fn'),
+    options: { ...DEFAULT_WS_OPTIONS, pingIntervalMs: config.ws.pingIntervalMs, maxClients: config.ws.maxClients },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.apiPort, config.apiHost, resolve);
+  });
+  const port = (server.address() as { port: number }).port;
+  logger.info({ port }, 'api listening');
+  // Hooks run last-added first: refuse new upgrades, drain HTTP, then close the sockets (spec: 1001).
+  shutdown.add('ws', () => ws.close());
+  shutdown.add('http', () => httpDrain.drain(config.shutdownGraceMs));
+  shutdown.add('ws-refuse', () => ws.refuseNew());
+  return { server, port };
+}
+
 export async function runApi(config: Config, tracing: Tracing): Promise<void> {
   const common = createCommon(config, 'api', tracing);
   const { logger, shutdown } = common;
-  if (!config.databaseUrl) {
-    process.stderr.write('the API process needs DATABASE_URL (postgres://user@host:5432/dbname)\n');
-    process.exit(1);
-  }
+  if (!config.databaseUrl) exitWith('the API process needs DATABASE_URL (postgres://user@host:5432/dbname)');
+  if (!config.redisUrl) requireAllowed(config, 'the API process in production needs REDIS_URL (nonces, rate limits and /ws limits would be per process)');
   try {
     const database = createDatabase({ url: config.databaseUrl, poolMax: config.databasePoolMax, applicationName: 'market-indexer-api' });
     shutdown.add('database', () => database.close());
@@ -65,28 +109,8 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     }
     const live = createLiveStores(common, redis);
     shutdown.add('live', () => live.close());
-    const stores = createApiStores(common, redis);
-    const app = createApp({ common, db: database.db, bus: redis ? live.bus : undefined, ...stores });
-    const server = http.createServer(app);
-    const httpDrain = createHttpDrain(server);
-    const ws = attachWebSocketServer({
-      common,
-      server,
-      bus: live.bus,
-      updates: live.updates,
-      nonceStore: stores.nonceStore,
-      leases: live.leases,
-      trust: app.get('trust proxy fn'),
-      options: { ...DEFAULT_WS_OPTIONS, pingIntervalMs: config.ws.pingIntervalMs, maxClients: config.ws.maxClients },
-    });
-    await new Promise<void>((resolve) => server.listen(config.apiPort, config.apiHost, resolve));
-    const port = (server.address() as { port: number }).port;
-    logger.info({ port }, 'api listening');
+    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined });
     process.send?.({ type: 'listening', port });
-    // Hooks run last-added first: refuse new upgrades, drain HTTP, then close the sockets (spec: 1001).
-    shutdown.add('ws', () => ws.close());
-    shutdown.add('http', () => httpDrain.drain(config.shutdownGraceMs));
-    shutdown.add('ws-refuse', () => ws.refuseNew());
   } catch (err) {
     logger.error({ err }, 'api failed to start');
     await shutdown.run('failure');

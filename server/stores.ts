@@ -27,11 +27,14 @@ export function createApiStores(common: Common, redis: Redis | undefined): { non
  * update log for `resumeFrom`, and the per-IP connection leases. Without Redis: the given
  * in-process bus (single-process mode shares it with the indexer) and per-process leases.
  */
-export function createLiveStores(
-  common: Common,
-  redis: Redis | undefined,
-  local?: { bus: Bus; updates: UpdateLog },
-): { bus: Bus; updates: UpdateLog | undefined; leases: ConnectionLeases; close(): Promise<void> } {
+export interface LiveStores {
+  bus: Bus;
+  updates: UpdateLog | undefined;
+  leases: ConnectionLeases;
+  close(): Promise<void>;
+}
+
+export function createLiveStores(common: Common, redis: Redis | undefined, local?: { bus: Bus; updates: UpdateLog }): LiveStores {
   const { config, logger } = common;
   const keys = createKeys(config.tenantId);
   const max = config.ws.maxConnectionsPerIp;

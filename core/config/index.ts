@@ -11,6 +11,8 @@ export interface Config {
   databaseUrl: string | undefined;
   databasePoolMax: number;
   redisUrl: string | undefined;
+  allowEmbeddedStores: boolean;
+  dataDir: string;
   rpcUrl: string;
   rpcWsUrl: string;
   publicHosts: string[];
@@ -60,6 +62,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: opt('DATABASE_URL'),
     databasePoolMax: num('DATABASE_POOL_MAX'),
     redisUrl: opt('REDIS_URL'),
+    allowEmbeddedStores: v.ALLOW_EMBEDDED_STORES as boolean,
+    dataDir: str('DATA_DIR'),
     rpcUrl,
     rpcWsUrl: opt('RPC_WS_URL') ?? rpcUrl.replace(/^http/, 'ws'),
     publicHosts: str('PUBLIC_HOSTS').split(',').map((h) => h.toLowerCase()),

@@ -27,6 +27,8 @@ export const envSchema = Joi.object({
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
   DATABASE_POOL_MAX: positiveInt().max(200).default(10),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).empty(''),
+  DATA_DIR: Joi.string().max(4096).empty('').default('.data'),
+  ALLOW_EMBEDDED_STORES: Joi.boolean().truthy('true', '1').falsy('false', '0').empty('').default(false),
   RPC_URL: Joi.string().uri({ scheme: ['http', 'https'] }).empty('').default('http://127.0.0.1:8899'),
   RPC_WS_URL: Joi.string().uri({ scheme: ['ws', 'wss'] }).empty(''),
 

@@ -7,6 +7,11 @@ export interface SimulatorSourceOptions extends SimulatorOptions {
   untilSlot?: number;
   /** Pace slots by the wall clock (slotMs each) instead of as fast as possible. */
   realtime?: boolean;
+  /**
+   * With `realtime`: a block is produced at its own block time (startTime + slot × slotMs),
+   * so chain time is wall time and a restart catches up with the time it was down.
+   */
+  wallClock?: boolean;
   /** Most transactions in one batch (a batch always ends on a slot boundary). */
   maxBatchTransactions?: number;
 }
@@ -41,7 +46,8 @@ export function createSimulatorSource(opts: SimulatorSourceOptions): Source & { 
       while (!signal.aborted && (opts.untilSlot === undefined || simulator.slot < opts.untilSlot)) {
         if (opts.realtime && simulator.slot >= from.lastSlot) {
           const now = Date.now();
-          if (nextDue === 0) nextDue = now;
+          if (opts.wallClock) nextDue = simulator.startTime * 1000 + simulator.slot * simulator.slotMs;
+          else if (nextDue === 0) nextDue = now;
           if (nextDue > now) {
             if (batch.length) {
               yield batch;

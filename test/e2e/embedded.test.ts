@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { call, type Json } from '../support/api';
+import { ROOT } from '../support/processes';
+import { waitFor } from '../support/tables';
+import { WsClient } from '../support/ws';
+
+/** The README's run command: its first code line is `npm install && npm start`. */
+function readmeRunCommand(): string[] {
+  const first = /```bash\n([^\n]+)/.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'))![1]!;
+  const command = first.split('#')[0]!.trim();
+  expect(command).toBe('npm install && npm start');
+  return ['npm', 'start'];
+}
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
+
+/** `npm start` with nothing but PATH, a free port and its own data folder: no DATABASE_URL, no REDIS_URL. */
+async function start(dataDir: string): Promise<Started> {
+  const [cmd, ...args] = readmeRunCommand();
+  // Its own process group, like a terminal's foreground job: signals go to npm and the service.
+  const child = spawn(cmd!, args, {
+    cwd: ROOT,
+    detached: true,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), API_PORT: '0', API_HOST: '127.0.0.1', DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // The banner names the URLs; the port is the one the OS picked.
+  const port = await waitFor('the banner', async () => {
+    const m = /REST API +http:\/\/localhost:(\d+)\/api\/v1/.exec(out);
+    if (!m && child.exitCode !== null) throw new Error(`npm start exited: ${out}`);
+    return m ? Number(m[1]) : undefined;
+  }, 90_000);
+  for (const line of ['WebSocket   ws://localhost:', 'API docs    http://localhost:', 'Metrics     http://localhost:', 'curl http://localhost:']) expect(out).toContain(line);
+  return { child, port, exited, output: () => out };
+}
+
+const groupAlive = (pgid: number) => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * SIGTERM to the process group, as a terminal (Ctrl-C), systemd or a container runtime sends
+ * it. npm itself dies of the signal at once without waiting for its script (npm's own
+ * behaviour), so the clean exit is read from the service: its last shutdown step prints
+ * `market-indexer stopped`, and then every process of the group is gone within 10 s.
+ */
+async function stop(s: Started): Promise<void> {
+  const t0 = Date.now();
+  process.kill(-s.child.pid!, 'SIGTERM');
+  await waitFor('the service to stop', async () => !groupAlive(s.child.pid!), 10_000);
+  expect(Date.now() - t0).toBeLessThan(10_000);
+  expect(s.output()).toMatch(/market-indexer stopped\n/);
+  expect(s.output()).not.toMatch(/failed|Error/);
+}
+
+const metric = (text: string, name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 'NaN');
+
+describe('npm start: the whole service in one process with nothing installed', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'mi-embedded-'));
+  const started: Started[] = [];
+  afterAll(() => {
+    started.forEach((s) => s.child.kill('SIGKILL'));
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  let closedMarket: Json | undefined;
+  let slotBefore = 0;
+
+  it('serves live markets over REST and /ws, then exits cleanly on SIGTERM', async () => {
+    const s = await start(dataDir);
+    started.push(s);
+    const base = `http://127.0.0.1:${s.port}`;
+    await waitFor('/ready', async () => (await fetch(`${base}/ready`)).status === 200, 30_000);
+    const current = await waitFor('a current market', async () => {
+      const r = await call(`${base}/api/v1/markets/current`);
+      return r.status === 200 ? r.body.data.market : undefined;
+    });
+    const ws = await WsClient.open(`ws://127.0.0.1:${s.port}/ws`);
+    await ws.next((m) => m.type === 'connected');
+    // The market after the current one opens within one epoch: both channels get updates then.
+    const next = String(BigInt(current.marketId) + 1n);
+    for (const id of [current.marketId, next]) {
+      for (const kind of ['market', 'orderbook']) expect(await ws.request({ type: 'subscribe', channel: `${kind}:${id}` })).toMatchObject({ type: 'subscribed' });
+    }
+    const marketUpdate = await ws.next((m) => m.type === 'update' && m.channel.startsWith('market:'), 90_000);
+    const bookUpdate = await ws.next((m) => m.type === 'update' && m.channel.startsWith('orderbook:'), 90_000);
+    expect(marketUpdate.data.marketId).toBe(marketUpdate.channel.split(':')[1]);
+    expect(bookUpdate.data).toEqual({ marketId: bookUpdate.channel.split(':')[1], bestBid: expect.anything(), bestAsk: expect.anything() });
+    ws.assertValid();
+
+    // Remember a market whose trading is over (resolved or closed), and how far the indexer got.
+    closedMarket = await waitFor('a market past trading', async () => {
+      for (const state of [5, 4]) {
+        const m = (await call(`${base}/api/v1/markets?state=${state}&limit=1`)).body.data.markets[0];
+        if (m) return m as Json;
+      }
+      return undefined;
+    }, 90_000);
+    slotBefore = Number((await call(`${base}/api/v1/status`)).body.data.lastProcessedSlot);
+    const closed = ws.closed;
+    await stop(s);
+    expect((await closed).code).toBe(1001);
+  }, 240_000);
+
+  it('resumes from its cursor on the same data folder without re-applying events', async () => {
+    expect(closedMarket).toBeDefined();
+    const s = await start(dataDir);
+    started.push(s);
+    const base = `http://127.0.0.1:${s.port}`;
+    await waitFor('/ready', async () => (await fetch(`${base}/ready`)).status === 200, 30_000);
+    const status = (await call(`${base}/api/v1/status`)).body.data;
+    expect(Number(status.lastProcessedSlot)).toBeGreaterThanOrEqual(slotBefore);
+    // Trading on that market is over, so its totals are what they were: nothing counted twice.
+    const again = (await call(`${base}/api/v1/markets/${closedMarket!.address}`)).body.data.market;
+    expect(Number(closedMarket!.totalTrades)).toBeGreaterThan(0);
+    for (const k of ['totalVolume', 'totalTrades']) expect(again[k]).toEqual(closedMarket![k]);
+    // Only the cursor's own slot is delivered again, and the ledger drops it.
+    await waitFor('new slots', async () => Number((await call(`${base}/api/v1/status`)).body.data.lastProcessedSlot) > slotBefore);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metric(metrics, 'service_indexer_duplicate_events_total')).toBeLessThan(50);
+    await stop(s);
+  }, 240_000);
+});
