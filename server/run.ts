@@ -9,7 +9,7 @@ import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { exitWith, requireAllowed } from '../core/process';
 import { createApiStores, createLiveStores, type LiveStores } from './stores';
-import { attachWebSocketServer, DEFAULT_WS_OPTIONS } from './ws/server';
+import { attachWebSocketServer, DEFAULT_WS_OPTIONS, type WsServer } from './ws/server';
 
 /**
  * Graceful HTTP drain for spec 8: stop accepting, let in-flight requests finish for up to
@@ -58,7 +58,7 @@ export async function startApiServer(opts: {
   /** Whether the hot-read cache is invalidated by `live.bus` (true when the indexer publishes there). */
   busCarriesIndexer: boolean;
   docs?: boolean;
-}): Promise<{ server: http.Server; port: number }> {
+}): Promise<{ server: http.Server; port: number; ws: WsServer }> {
   const { common, live } = opts;
   const { config, logger, shutdown } = common;
   const stores = createApiStores(common, opts.redis);
@@ -85,7 +85,7 @@ export async function startApiServer(opts: {
   shutdown.add('ws', () => ws.close());
   shutdown.add('http', () => httpDrain.drain(config.shutdownGraceMs));
   shutdown.add('ws-refuse', () => ws.refuseNew());
-  return { server, port };
+  return { server, port, ws };
 }
 
 export async function runApi(config: Config, tracing: Tracing): Promise<void> {

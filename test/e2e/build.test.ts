@@ -39,7 +39,7 @@ describe('npm run build → node dist/...', () => {
     const api = node('dist/server/main.js', [], env);
     const base = `http://127.0.0.1:${await api.port}`;
     try {
-      const status = await (await fetch(`${base}/api/v1/status`)).json();
+      const status = (await (await fetch(`${base}/api/v1/status`)).json()) as { data: { lastProcessedSlot: string } };
       expect(status.data.lastProcessedSlot).toBe('120');
       expect((await fetch(`${base}/docs`)).status).toBe(200);
       expect(await (await fetch(`${base}/docs/openapi.yaml`)).text()).toContain('openapi: 3.0');

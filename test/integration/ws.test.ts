@@ -1,4 +1,3 @@
-import http from 'node:http';
 import bs58 from 'bs58';
 import type Redis from 'ioredis';
 import nacl from 'tweetnacl';
@@ -6,10 +5,10 @@ import type { Common } from '../../core/common';
 import { createDatabase, type Database } from '../../core/db';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisUpdateLog, type ChannelUpdate, type UpdateLog } from '../../core/redis/updates';
-import { createApp } from '../../server/app';
-import { createApiStores, createLiveStores } from '../../server/stores';
+import { startApiServer } from '../../server/run';
+import { createLiveStores } from '../../server/stores';
 import { WS_ERRORS } from '../../server/ws/protocol';
-import { attachWebSocketServer, DEFAULT_WS_OPTIONS, type WsOptions, type WsServer } from '../../server/ws/server';
+import type { WsServer } from '../../server/ws/server';
 import { call, walletHeaders, type Json } from '../support/api';
 import { testCommon } from '../support/common';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
@@ -38,38 +37,20 @@ describe('WebSocket /ws (real sockets, real Redis)', () => {
   let tenant: string;
   let indexer: UpdateLog;
 
-  /** An API process's HTTP server with `/ws` attached, sharing Redis with the others of the tenant. */
-  async function startApi(env: Record<string, string> = {}, options: Partial<WsOptions> = {}): Promise<Api> {
-    const common = testCommon({ TENANT_ID: tenant, ...env });
+  /** An API process's HTTP server with `/ws` (the production wiring), sharing Redis with the others of the tenant. */
+  async function startApi(env: Record<string, string> = {}): Promise<Api> {
+    const common = testCommon({ TENANT_ID: tenant, API_PORT: '0', API_HOST: '127.0.0.1', ...env });
     const redis = connectRedis();
     redisClients.push(redis);
     const live = createLiveStores(common, redis);
-    const stores = createApiStores(common, redis);
-    const app = createApp({ common, db: database.db, bus: live.bus, ...stores });
-    const server = http.createServer(app);
-    const ws = attachWebSocketServer({
-      common,
-      server,
-      bus: live.bus,
-      updates: live.updates,
-      nonceStore: stores.nonceStore,
-      leases: live.leases,
-      trust: app.get('trust proxy fn'),
-      options: { ...DEFAULT_WS_OPTIONS, pingIntervalMs: common.config.ws.pingIntervalMs, maxClients: common.config.ws.maxClients, ...options },
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as { port: number }).port;
+    common.shutdown.add('live', () => live.close());
+    const { port, ws } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: true });
     const api: Api = {
       url: `http://127.0.0.1:${port}`,
       wsUrl: `ws://127.0.0.1:${port}/ws`,
       ws,
       common,
-      async close() {
-        ws.refuseNew();
-        await ws.close();
-        await new Promise((r) => server.close(r));
-        await live.close();
-      },
+      close: () => common.shutdown.run('test over'),
     };
     apis.push(api);
     return api;

@@ -3,21 +3,21 @@ import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
-export interface IndexerChild {
+export interface Child {
   child: ChildProcess;
-  /** Resolves with the indexer's HTTP port once it listens. */
+  /** Resolves with the HTTP port once the process listens. */
   port: Promise<number>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr: () => string;
 }
 
-/** The real indexer entry point (`indexer/main.ts`) as a child process. */
-export function spawnIndexer(args: string[], env: Record<string, string>): IndexerChild {
+/** A process entry point (`indexer/main.ts`, `server/main.ts`) as a child process, run from source. */
+function spawnEntry(entry: string, args: string[], env: Record<string, string>): Child {
   let err = '';
-  const child = fork(path.join(ROOT, 'indexer/main.ts'), [...args, '--no-progress'], {
+  const child = fork(path.join(ROOT, entry), args, {
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', INDEXER_PORT: '0', API_HOST: '127.0.0.1', ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', INDEXER_PORT: '0', API_PORT: '0', API_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -25,7 +25,7 @@ export function spawnIndexer(args: string[], env: Record<string, string>): Index
     child.on('message', (m: { type?: string; port?: number }) => {
       if (m?.type === 'listening' && m.port) resolve(m.port);
     });
-    child.once('exit', (code) => reject(new Error(`indexer exited (${code}) before listening: ${err}`)));
+    child.once('exit', (code) => reject(new Error(`${entry} exited (${code}) before listening: ${err}`)));
   });
   port.catch(() => {});
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -34,32 +34,11 @@ export function spawnIndexer(args: string[], env: Record<string, string>): Index
   return { child, port, exited, stderr: () => err };
 }
 
-export interface ApiChild {
-  child: ChildProcess;
-  port: Promise<number>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr: () => string;
-}
+export type IndexerChild = Child;
+export type ApiChild = Child;
 
-/** The real API entry point (`server/main.ts`) as a child process. */
-export function spawnApi(env: Record<string, string>): ApiChild {
-  let err = '';
-  const child = fork(path.join(ROOT, 'server/main.ts'), [], {
-    cwd: ROOT,
-    execArgv: ['--import', 'tsx'],
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', API_PORT: '0', API_HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const port = new Promise<number>((resolve, reject) => {
-    child.on('message', (m: { type?: string; port?: number }) => {
-      if (m?.type === 'listening' && m.port) resolve(m.port);
-    });
-    child.once('exit', (code) => reject(new Error(`api exited (${code}) before listening: ${err}`)));
-  });
-  port.catch(() => {});
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, port, exited, stderr: () => err };
-}
+/** The real indexer entry point as a child process (no progress bar). */
+export const spawnIndexer = (args: string[], env: Record<string, string>): IndexerChild => spawnEntry('indexer/main.ts', [...args, '--no-progress'], env);
+
+/** The real API entry point as a child process. */
+export const spawnApi = (env: Record<string, string>): ApiChild => spawnEntry('server/main.ts', [], env);
