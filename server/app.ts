@@ -100,7 +100,7 @@ export function createApp(opts: {
   });
   const routers = [
     marketsRouter(db, config.chainId, g, hot),
-    bookTradesFeesRouter(db, g, hot),
+    bookTradesFeesRouter(db, g, hot, { programId: config.programId, chainId: config.chainId }),
     ordersPositionsRouter(db, g),
     statsRouter(db, g),
     achievementsReferralsCreatorsRouter(db, g),

@@ -5,16 +5,22 @@ import { isValidFeeSplit } from '../../core/domain';
 import { ApiError } from '../http/errors';
 import { base58Address, base58Signature, limit, parse } from '../http/validate';
 import { feeConfigRow, trade } from '../read/serialize';
-import { tradesOfTransaction } from '../read/queries';
+import { liveProgramConfig, tradesOfTransaction } from '../read/queries';
 import type { HotCache } from '../read/hot-cache';
 import type { Guards } from './guards';
 
 type Row = Record<string, unknown>;
 const FEE_HISTORY = 25;
 
-export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache): Router {
+export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache, program: { programId: string; chainId: string }): Router {
   const read = g.ip('public_read');
   const r = Router();
+
+  // Spec 4.2: unwrapped; spec 8: a public market read (D-57).
+  r.get('/config', read, async (req, res) => {
+    parse(Joi.object({}), req.query, 'query');
+    res.json({ programId: program.programId, chainId: program.chainId, ...(await liveProgramConfig(db)) });
+  });
 
   r.get('/orderbook/top', read, async (req, res) => {
     const q = parse(Joi.object({ market: base58Address }), req.query, 'query');

@@ -1,10 +1,11 @@
 import { Router, type Response } from 'express';
 import Joi from 'joi';
 import type { Db } from '../../core/db';
-import { DEFAULT_FEE_CONFIG, DEFAULT_TICK_SIZE_BPS, MarketState } from '../../core/domain';
+import { MarketState } from '../../core/domain';
 import { ApiError } from '../http/errors';
 import { base58Address, limit, offset, parse } from '../http/validate';
 import type { CachedResponse, HotCache } from '../read/hot-cache';
+import { liveProgramConfig } from '../read/queries';
 import { currentMarket, iso, level, marketListItem } from '../read/serialize';
 import type { Guards } from './guards';
 
@@ -53,13 +54,10 @@ async function currentPayload(db: Db) {
 
 async function detailPayload(db: Db, marketId: unknown) {
   const m = await findMarket(db, marketId);
-  const [bids, asks, tick, fee] = await Promise.all([
+  const [bids, asks, live] = await Promise.all([
     db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 0 ORDER BY price_bps DESC LIMIT $2', [m.address, DEPTH]),
     db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 1 ORDER BY price_bps ASC LIMIT $2', [m.address, DEPTH]),
-    db.oneOrNone<{ tick_size_bps: number }>('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1'),
-    db.oneOrNone<{ fee_cap_bps: number; decay_rate_bps: number }>(
-      'SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1',
-    ),
+    liveProgramConfig(db),
   ]);
   const orderbook = { bids: bids.map(level), asks: asks.map(level) };
   const market = {
@@ -70,8 +68,7 @@ async function detailPayload(db: Db, marketId: unknown) {
     createdAt: iso(m.created_at),
     resolvedAt: iso(m.resolved_at),
     accumulatedCreatorFees: String(m.accumulated_creator_fees),
-    tickSizeBps: tick?.tick_size_bps ?? DEFAULT_TICK_SIZE_BPS,
-    feeConfig: fee ? { feeCapBps: fee.fee_cap_bps, decayRateBps: fee.decay_rate_bps } : { ...DEFAULT_FEE_CONFIG },
+    ...live,
     orderbook,
   };
   return { status: 200, json: { data: { market, orderbook } } };

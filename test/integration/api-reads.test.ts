@@ -131,6 +131,25 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
     expectError(await get(v1('/trades?limit=501')), 400, 'INVALID_PARAMETER');
   });
 
+  it('serves /config unwrapped with the newest tick size and fee curve, also at the deprecated root alias', async () => {
+    const r = await get(v1('/config'));
+    expect(r.status).toBe(200);
+    const tick = await database.db.oneOrNone('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1');
+    const fee = await database.db.oneOrNone('SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1');
+    expect(tick).not.toBeNull(); // the simulated chain changes the tick size: the default is not what is shown
+    expect(r.body).toEqual({
+      programId: PROGRAM_ID,
+      chainId: 'solana-mainnet',
+      tickSizeBps: tick.tick_size_bps,
+      feeConfig: fee ? { feeCapBps: fee.fee_cap_bps, decayRateBps: fee.decay_rate_bps } : { feeCapBps: 200, decayRateBps: 600 },
+    });
+    const alias = await get(`${api.url}/config`);
+    expect(alias.body).toEqual(r.body);
+    expect(alias.headers.get('deprecation')).toBe('true');
+    expect(alias.headers.get('x-ratelimit-limit')).toBe('300');
+    expectError(await get(v1('/config?x=1')), 400, 'INVALID_PARAMETER');
+  });
+
   it('serves the fee config: 25 rows newest first, current, and split invariants', async () => {
     const r = await get(v1('/v2/fee-config'));
     expect(r.status).toBe(200);
