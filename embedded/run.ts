@@ -106,8 +106,9 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     await running;
   } catch (err) {
     if (shutdown.isShuttingDown) return;
-    logger.error({ err }, 'single-process mode failed');
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    const inUse = (err as { code?: string }).code === 'EADDRINUSE';
+    if (!inUse) logger.error({ err }, 'single-process mode failed');
+    process.stderr.write(inUse ? `port ${config.apiPort} is in use: stop what holds it or set API_PORT\n` : `${err instanceof Error ? err.message : String(err)}\n`);
     await shutdown.run('failure');
     process.exit(1);
   }
