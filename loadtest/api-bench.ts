@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, fork } from 'node:child_process';
+import path from 'node:path';
 import http from 'node:http';
 import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
@@ -89,6 +90,53 @@ export async function run(): Promise<void> {
     rows.push([`GET ${path}`, `${Math.round(r.rps)} req/s (ratio ${(r.rps / ceiling.rps).toFixed(2)}), p99 ${r.p99} ms, errors ${r.errors}`]);
   }
 
+  // The same reads from the real API process (production build, plain node), without and with
+  // tracing: every span exported over OTLP/HTTP to a local sink that only counts what it gets.
+  let exports = 0;
+  const sink = await listen((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      exports += 1;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  execFileSync('bash', ['scripts/build.sh'], { cwd: path.resolve(__dirname, '..'), stdio: 'ignore' });
+  const variants: [string, Record<string, string>][] = [
+    ['tracing off', {}],
+    ['tracing on, every request', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }],
+    ['tracing on, 1 in 10 sampled', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }],
+  ];
+  for (const [label, tracingEnv] of variants) {
+    const child = fork(path.resolve(__dirname, '../dist/server/main.js'), [], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...env,
+        NODE_ENV: 'production',
+        DATABASE_URL: url,
+        REDIS_URL,
+        API_PORT: '0',
+        API_HOST: '127.0.0.1',
+        ...tracingEnv,
+      },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    const port = await new Promise<number>((resolve, reject) => {
+      child.on('message', (m: { type?: string; port?: number }) => m?.type === 'listening' && resolve(m.port!));
+      child.once('exit', (code) => reject(new Error(`API process exited ${code}`)));
+    });
+    const paths = ['/api/v1/markets/current', '/api/v1/orderbook/top', '/api/v1/markets?limit=50'];
+    // A fresh process: warm the JIT, the pools and the cache before measuring.
+    for (const p of paths) await sequential(`http://127.0.0.1:${port}${p}`, 300);
+    for (const p of paths) {
+      const r = await load(`http://127.0.0.1:${port}${p}`);
+      rows.push([`GET ${p}, API process, ${label}`, `${Math.round(r.rps)} req/s (ratio ${(r.rps / ceiling.rps).toFixed(2)}), p99 ${r.p99} ms, errors ${r.errors}`]);
+    }
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+  rows.push(['OTLP export requests received (tracing on)', String(exports)]);
+  sink.server.close();
+
   // Deep paging and computed stats, uncached (TTL 0).
   process.stderr.write(`inserting ${MARKETS} markets...\n`);
   await database.db.none(
@@ -119,6 +167,6 @@ export async function run(): Promise<void> {
   await database.close();
   await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   const width = Math.max(...rows.map(([k]) => k.length));
-  process.stdout.write(`\nAPI benchmark (${new Date().toISOString()}, 64 connections, ${DURATION} s each; tracing off)\n`);
+  process.stdout.write(`\nAPI benchmark (${new Date().toISOString()}, 64 connections, ${DURATION} s each; in-process rows tracing off)\n`);
   for (const [k, v] of rows) process.stdout.write(`  ${k.padEnd(width)}  ${v}\n`);
 }
