@@ -14,7 +14,9 @@ export function createKeys(tenant: string) {
       redisChannel.startsWith(`${prefix}ch:`) ? redisChannel.slice(prefix.length + 3) : undefined,
     rateLimitPrefix: (tier: string) => `${prefix}rl:${tier}`,
     wsConnections: (ip: string) => `${prefix}ws:ip:${ip}`,
-    stream: (name: string) => `${prefix}st:${name}`,
+    /** A channel's update stream; `{name}` is a hash tag, so its counter (`streamSeq`) lives in the same Redis Cluster slot. */
+    stream: (name: string) => `${prefix}st:{${name}}`,
+    streamSeq: (name: string) => `${prefix}st:{${name}}:seq`,
   };
 }
 

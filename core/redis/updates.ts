@@ -60,7 +60,8 @@ export function parseEnvelope(message: string): UpdateEnvelope | undefined {
 // stream order and the delivery order are the same on every replica. The stream entry id is
 // `<seq>-0`, which lets XRANGE answer "after seq N" directly. If the counter vanished while
 // the stream survived (a manual DEL, an eviction), the stale stream is dropped rather than
-// refusing the write: subscribers see seq go back and treat it as a gap.
+// refusing the write: subscribers see seq go back and treat it as a gap. The two keys share a
+// hash tag (one Redis Cluster slot); the pub/sub channel is an argument, not a key.
 const APPEND_SCRIPT = `
 local seq = redis.call('INCR', KEYS[1])
 local env = '{"seq":' .. seq .. ',"slot":' .. ARGV[1] .. ',"data":' .. ARGV[2] .. '}'
@@ -71,12 +72,12 @@ if type(added) == 'table' and added.err then
 end
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[4])
-redis.call('PUBLISH', KEYS[3], env)
+redis.call('PUBLISH', ARGV[5], env)
 return seq
 `;
 
 type RedisWithAppend = Redis & {
-  appendUpdate(seqKey: string, streamKey: string, channelKey: string, slot: string, data: string, keep: string, ttl: string): Promise<number>;
+  appendUpdate(seqKey: string, streamKey: string, slot: string, data: string, keep: string, ttl: string, channel: string): Promise<number>;
 };
 
 export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partial<UpdateLogOptions>): UpdateLog {
@@ -84,8 +85,8 @@ export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partia
   const keep = String(opts.keep ?? DEFAULT_UPDATE_LOG.keep);
   const ttl = String(opts.idleTtlSeconds ?? DEFAULT_UPDATE_LOG.idleTtlSeconds);
   const redis = opts.redis as RedisWithAppend;
-  if (typeof redis.appendUpdate !== 'function') redis.defineCommand('appendUpdate', { numberOfKeys: 3, lua: APPEND_SCRIPT });
-  const seqKey = (channel: string) => `${keys.stream(channel)}:seq`;
+  if (typeof redis.appendUpdate !== 'function') redis.defineCommand('appendUpdate', { numberOfKeys: 2, lua: APPEND_SCRIPT });
+  const seqKey = keys.streamSeq;
 
   return {
     async append(updates) {
@@ -93,7 +94,7 @@ export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partia
       // One pipeline per batch: one round trip, and Redis runs the scripts in this order.
       const p = redis.pipeline() as unknown as { appendUpdate: RedisWithAppend['appendUpdate']; exec(): Promise<[Error | null, unknown][] | null> };
       for (const u of updates) {
-        p.appendUpdate(seqKey(u.channel), keys.stream(u.channel), keys.channel(u.channel), String(u.slot), JSON.stringify(u.data), keep, ttl);
+        p.appendUpdate(seqKey(u.channel), keys.stream(u.channel), String(u.slot), JSON.stringify(u.data), keep, ttl, keys.channel(u.channel));
       }
       const results = (await p.exec()) ?? [];
       const failed = results.find(([err]) => err);
