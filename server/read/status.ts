@@ -7,11 +7,11 @@ export const HEARTBEAT_STALE_MS = 30_000;
 
 /** The indexer's state as the API sees it: what it stored in PostgreSQL. */
 export async function indexerHealthInputs(db: Db, startedAt: number): Promise<HealthInputs> {
-  const dbConnected = await pingDatabase(db);
-  if (!dbConnected) {
-    return { dbConnected, rpcConnected: false, indexerRunning: false, slotLag: null, lastProcessedSlot: null, lastActivityAt: null, startedAt };
-  }
-  const row = await db.oneOrNone<{
+  const down: HealthInputs = { dbConnected: false, rpcConnected: false, indexerRunning: false, slotLag: null, lastProcessedSlot: null, lastActivityAt: null, startedAt };
+  if (!(await pingDatabase(db))) return down;
+  const dbConnected = true;
+  const row = await db
+    .oneOrNone<{
     last_processed_slot: string;
     last_activity_at: Date | null;
     chain_tip_slot: string | null;
@@ -20,7 +20,14 @@ export async function indexerHealthInputs(db: Db, startedAt: number): Promise<He
   }>(
     `SELECT c.last_processed_slot, c.last_activity_at, s.chain_tip_slot, s.rpc_connected, s.heartbeat_at
        FROM indexer_cursor c LEFT JOIN indexer_status s ON s.id = 1 WHERE c.id = 1`,
-  );
+    )
+    // A reachable database without the schema (migrations not applied yet) is not usable:
+    // probes report it as down (503) instead of failing with a 500.
+    .catch((err: { code?: string }) => {
+      if (err.code === '42P01') return 'no-schema' as const;
+      throw err;
+    });
+  if (row === 'no-schema') return down;
   const last = row ? Number(row.last_processed_slot) : null;
   const tip = row?.chain_tip_slot ? Number(row.chain_tip_slot) : null;
   return {

@@ -7,6 +7,7 @@ import { addressOf, keyPairOf, signatureOf } from '../../indexer/sources/simulat
 import { call, serve, walletHeaders } from '../support/api';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID, projectionDb, type ProjectionDb } from '../support/indexer';
+import { createTestDatabase } from '../support/pg';
 
 describe('REST edge cases', () => {
   let p: ProjectionDb;
@@ -22,6 +23,25 @@ describe('REST edge cases', () => {
   afterAll(async () => {
     await api.close();
     await p.close();
+  });
+
+  it('reports a reachable database without the schema as not ready (503), never a 500', async () => {
+    const bare = await createTestDatabase({ migrated: false });
+    const database = createDatabase({ url: bare.url, poolMax: 2 });
+    const c = testCommon();
+    const bareApi = await serve(createApp({ common: c, db: database.db, ...createApiStores(c, undefined) }));
+    try {
+      const ready = await call(`${bareApi.url}/ready`);
+      expect(ready.status).toBe(503);
+      expect(ready.body).toMatchObject({ ready: false, dbConnected: false });
+      const health = await call(`${bareApi.url}/health`);
+      expect(health.status).toBe(503);
+      expect(health.body.status).toBe('unhealthy');
+    } finally {
+      await bareApi.close();
+      await database.close();
+      await bare.drop();
+    }
   });
 
   it('answers /orderbook/top without markets with two nulls and no market', async () => {
