@@ -61,6 +61,11 @@ export interface PreparedBatch {
 export interface Projector {
   /** Pure CPU work (parse, decode, key): needs no database. */
   prepare(transactions: RawTransaction[]): PreparedBatch;
+  /**
+   * The same, yielding to the event loop every `slice` transactions, so that a commit in
+   * flight keeps receiving its query results while the next batch is parsed.
+   */
+  prepareInSlices(transactions: RawTransaction[], slice?: number): Promise<PreparedBatch>;
   /** The one database transaction: ledger, projections, cursor. */
   commit(batch: PreparedBatch, opts: { writerEpoch: number }): Promise<BatchResult>;
   applyBatch(transactions: RawTransaction[], opts: { writerEpoch: number }): Promise<BatchResult>;
@@ -89,6 +94,21 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
   const dlCs = new opts.pgp.helpers.ColumnSet(['signature', 'event_index', 'slot', 'kind', 'reason', 'detail', 'data', 'source'], { table: 'dead_letters' });
 
   function prepare(transactions: RawTransaction[]): PreparedBatch {
+    const p = startPrepare();
+    for (const raw of transactions) p.add(raw);
+    return p.finish();
+  }
+
+  async function prepareInSlices(transactions: RawTransaction[], slice = 100): Promise<PreparedBatch> {
+    const p = startPrepare();
+    for (let i = 0; i < transactions.length; i++) {
+      p.add(transactions[i]!);
+      if ((i + 1) % slice === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return p.finish();
+  }
+
+  function startPrepare() {
     const result: BatchResult = {
       transactions: 0,
       applied: 0,
@@ -103,7 +123,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
     const parsed: ParsedTransaction[] = [];
     const candidates: DeadLetter[] = [];
     const seen = new Set<string>();
-    for (const raw of transactions) {
+    const add = (raw: RawTransaction) => {
       let p: ParsedTransaction;
       try {
         p = parseTransaction(raw, opts.programId);
@@ -111,12 +131,16 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
         const signature = raw?.transaction?.signatures?.[0];
         if (typeof signature !== 'string' || !(err instanceof TransactionShapeError)) throw err;
         candidates.push({ signature, eventIndex: -1, slot: null, kind: null, reason: 'malformed_transaction', detail: err.message, data: null });
-        continue;
+        return;
       }
-      if (seen.has(p.signature)) continue;
+      if (seen.has(p.signature)) return;
       seen.add(p.signature);
       parsed.push(p);
-    }
+    };
+    return { add, finish: (): PreparedBatch => finishPrepare(result, phase, parsed, candidates) };
+  }
+
+  function finishPrepare(result: BatchResult, phase: ReturnType<typeof phaseTimer>, parsed: ParsedTransaction[], candidates: DeadLetter[]): PreparedBatch {
     // Sources deliver in order; a stable sort by slot guards against a merged delivery.
     parsed.sort((a, b) => a.slot - b.slot);
     result.transactions = parsed.length;
@@ -261,7 +285,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
     return result;
   }
 
-  return { prepare, commit, applyBatch: (txs, o) => commit(prepare(txs), o) };
+  return { prepare, prepareInSlices, commit, applyBatch: (txs, o) => commit(prepare(txs), o) };
 }
 
 /** Best bid and ask of every market whose book changed, from its level rows. */

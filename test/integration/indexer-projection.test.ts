@@ -67,6 +67,19 @@ describe('batching does not change the result', () => {
       await Promise.all(dbs.map((d) => d.close()));
     }
   });
+
+  it('prepares the same batch whether parsing yields to the event loop or not', async () => {
+    const { txs } = simulate(60, { seed: 203, emit: 'mixed' });
+    const p = await projectionDb();
+    try {
+      const strip = (b: ReturnType<typeof p.projector.prepare>) => ({ ...b, result: { ...b.result, phases: undefined } });
+      const sliced = await p.projector.prepareInSlices([...txs, txs[0]!], 7);
+      expect(strip(sliced)).toEqual(strip(p.projector.prepare([...txs, txs[0]!])));
+      expect(sliced.parsed.length).toBe(txs.length); // the repeated transaction is dropped once
+    } finally {
+      await p.close();
+    }
+  });
 });
 
 describe('publish messages', () => {
