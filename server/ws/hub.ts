@@ -29,6 +29,8 @@ interface ChannelState {
   clients: Set<HubClient>;
   /** Clients replaying `resumeFrom`: live frames wait here until the replay is sent. */
   buffering: Map<HubClient, { seq: number; frame: Buffer }[]>;
+  /** Subscribes waiting for the bus subscription: the channel must not be released under them. */
+  joining: number;
   bus: Promise<Unsubscribe>;
 }
 
@@ -97,7 +99,7 @@ export function createHub(opts: {
     let state = channels.get(channel);
     if (!state) {
       const bus$ = bus.subscribe(channel, (message) => onMessage(channel, message));
-      state = { clients: new Set(), buffering: new Map(), bus: bus$ };
+      state = { clients: new Set(), buffering: new Map(), joining: 0, bus: bus$ };
       channels.set(channel, state);
       bus$.catch(() => channels.get(channel) === state && channels.delete(channel));
     }
@@ -105,7 +107,7 @@ export function createHub(opts: {
   }
 
   function release(channel: string, state: ChannelState): void {
-    if (state.clients.size || state.buffering.size || channels.get(channel) !== state) return;
+    if (state.clients.size || state.buffering.size || state.joining || channels.get(channel) !== state) return;
     channels.delete(channel);
     state.bus.then((unsubscribe) => unsubscribe()).catch((err: Error) => logger.warn({ err: err.message, channel }, 'bus unsubscribe failed'));
   }
@@ -130,11 +132,14 @@ export function createHub(opts: {
       const state = channelState(channel);
       metrics.wsSubscriptions.inc();
       if (resumeFrom === undefined || !opts.updates) {
+        state.joining += 1;
         try {
           await state.bus;
         } catch (err) {
           metrics.wsSubscriptions.dec();
           throw err;
+        } finally {
+          state.joining -= 1;
         }
         if (client.closed) {
           metrics.wsSubscriptions.dec();
@@ -162,7 +167,8 @@ export function createHub(opts: {
           beforeReplay({ resumed: 'snapshot', latest: r.latest });
           last = r.latest;
         }
-        state.buffering.delete(client);
+        // A replay can overflow a slow client's buffer, and backpressure then removed it.
+        if (!state.buffering.delete(client)) return;
         state.clients.add(client);
         for (const q of queue) if (q.seq > last && state.clients.has(client)) deliverOne(client, q.frame);
       } catch (err) {
