@@ -1,6 +1,7 @@
 // Single-process mode (`npm start`): simulated chain + indexer + API in one process, on
 // embedded PostgreSQL and in-memory stand-ins for Redis. Nothing to install.
 import { parseArgs } from 'node:util';
+import { intOption } from '../core/cli';
 import { loadConfigOrExit } from '../core/config';
 import { requireAllowed } from '../core/process';
 
@@ -36,16 +37,6 @@ if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const int = (name: string, v: string | undefined, min: number): number | undefined => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min) {
-    process.stderr.write(`--${name} must be an integer of at least ${min} (got ${v})\n`);
-    process.exit(2);
-  }
-  return n;
-};
-
 // A newcomer's terminal shows the banner, not JSON logs, unless LOG_LEVEL asks for them.
 const config = loadConfigOrExit({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'warn' });
 requireAllowed(config, 'npm start runs on embedded PostgreSQL and in-memory stores, which production refuses');
@@ -54,7 +45,7 @@ const { runEmbedded } = require('./run') as typeof import('./run');
 void runEmbedded(config, {
   fresh: values.fresh ?? false,
   dataDir: values['data-dir'] ?? config.dataDir,
-  seed: int('seed', values.seed, 0),
-  epochSeconds: int('epoch-seconds', values['epoch-seconds'], 10),
-  feeds: int('feeds', values.feeds, 1),
+  seed: intOption('seed', values.seed),
+  epochSeconds: intOption('epoch-seconds', values['epoch-seconds'], 10),
+  feeds: intOption('feeds', values.feeds, 1),
 });

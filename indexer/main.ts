@@ -1,6 +1,7 @@
 // Indexer process entry point: `npm run indexer -- --source rpc|simulator|webhook [...]`.
 // Tracing starts before anything else is loaded (it patches http, pg and ioredis on load).
 import { parseArgs } from 'node:util';
+import { intOption } from '../core/cli';
 import { loadConfigOrExit } from '../core/config';
 import { startTracing } from '../core/telemetry/tracing';
 
@@ -42,15 +43,6 @@ if (args.values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const intArg = (name: string, value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) {
-    process.stderr.write(`--${name} must be a non-negative integer (got ${value})\n`);
-    process.exit(2);
-  }
-  return n;
-};
 const source = args.values.source;
 if (source !== 'rpc' && source !== 'simulator' && source !== 'webhook') {
   process.stderr.write(`--source must be rpc, simulator or webhook (got ${source})\n`);
@@ -65,11 +57,11 @@ const tracing = startTracing({ endpoint: config.otel.endpoint, serviceName: conf
 const { runIndexer } = require('./run') as typeof import('./run');
 void runIndexer(config, tracing, {
   source,
-  seed: intArg('seed', args.values.seed)!,
-  untilSlot: intArg('until-slot', args.values['until-slot']),
+  seed: intOption('seed', args.values.seed)!,
+  untilSlot: intOption('until-slot', args.values['until-slot']),
   realtime: args.values.realtime ?? false,
-  feeds: intArg('feeds', args.values.feeds)!,
-  epochSeconds: intArg('epoch-seconds', args.values['epoch-seconds'])!,
-  batchSize: intArg('batch-size', args.values['batch-size'])!,
+  feeds: intOption('feeds', args.values.feeds)!,
+  epochSeconds: intOption('epoch-seconds', args.values['epoch-seconds'])!,
+  batchSize: intOption('batch-size', args.values['batch-size'])!,
   progress: !args.values['no-progress'],
 });

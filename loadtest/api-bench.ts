@@ -1,5 +1,4 @@
-import { execFile, execFileSync, fork } from 'node:child_process';
-import path from 'node:path';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
@@ -18,7 +17,7 @@ import { MarketSimulator } from '../indexer/sources/simulator/engine';
 import { createApp } from '../server/app';
 import { createApiStores } from '../server/stores';
 import { walletHeaders } from '../test/support/api';
-import { admin, dbUrl, pct, REDIS_URL } from './support';
+import { admin, build, dbUrl, pct, REDIS_URL, spawnListening } from './support';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const run_ = promisify(execFile);
@@ -100,30 +99,23 @@ export async function run(): Promise<void> {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
-  execFileSync('bash', ['scripts/build.sh'], { cwd: path.resolve(__dirname, '..'), stdio: 'ignore' });
+  build();
   const variants: [string, Record<string, string>][] = [
     ['tracing off', {}],
     ['tracing on, every request', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }],
     ['tracing on, 1 in 10 sampled', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }],
   ];
   for (const [label, tracingEnv] of variants) {
-    const child = fork(path.resolve(__dirname, '../dist/server/main.js'), [], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        ...env,
-        NODE_ENV: 'production',
-        DATABASE_URL: url,
-        REDIS_URL,
-        API_PORT: '0',
-        API_HOST: '127.0.0.1',
-        ...tracingEnv,
-      },
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    const { child, port: listening } = spawnListening('dist/server/main.js', {
+      ...env,
+      NODE_ENV: 'production',
+      DATABASE_URL: url,
+      REDIS_URL,
+      API_PORT: '0',
+      API_HOST: '127.0.0.1',
+      ...tracingEnv,
     });
-    const port = await new Promise<number>((resolve, reject) => {
-      child.on('message', (m: { type?: string; port?: number }) => m?.type === 'listening' && resolve(m.port!));
-      child.once('exit', (code) => reject(new Error(`API process exited ${code}`)));
-    });
+    const port = await listening;
     const paths = ['/api/v1/markets/current', '/api/v1/orderbook/top', '/api/v1/markets?limit=50'];
     // A fresh process: warm the JIT, the pools and the cache before measuring.
     for (const p of paths) await sequential(`http://127.0.0.1:${port}${p}`, 300);

@@ -1,3 +1,5 @@
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { Client } from 'pg';
 
 /** Shared by the benchmarks: where they make their scratch databases and Redis tenants. */
@@ -30,3 +32,27 @@ export const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 };
+
+export const ROOT = path.resolve(__dirname, '..');
+
+/** `npm run build`, so a benchmark measures the processes as production runs them. */
+export const build = () => execFileSync('bash', ['scripts/build.sh'], { cwd: ROOT, stdio: 'ignore' });
+
+/**
+ * A process entry point as a child, resolving `port` when it reports `listening` over IPC.
+ * Compiled entry points (dist/) run under plain node, as in production; sources under tsx.
+ */
+export function spawnListening(file: string, env: Record<string, string>): { child: ChildProcess; port: Promise<number> } {
+  const child = fork(path.join(ROOT, file), [], {
+    cwd: ROOT,
+    execArgv: file.endsWith('.js') ? [] : ['--import', 'tsx'],
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const port = new Promise<number>((resolve, reject) => {
+    child.on('message', (m: { type?: string; port?: number }) => m?.type === 'listening' && resolve(m.port!));
+    child.once('exit', (code) => reject(new Error(`${file} exited ${code}`)));
+  });
+  port.catch(() => {});
+  return { child, port };
+}

@@ -1,33 +1,16 @@
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import WebSocket from 'ws';
 import { migrate } from '../core/db/migrate';
 import { createRedis, redisReady } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
-import { dropDatabase, freshDatabase, pct, REDIS_URL } from './support';
+import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';
 import type { PublishJob } from './ws-publisher';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const RATES = (process.env.BENCH_RATES ?? '10,100,250,500,1000').split(',').map(Number);
-const ROOT = path.resolve(__dirname, '..');
 const CHANNEL = 'orderbook:1';
-
-function spawn(file: string, env: Record<string, string>): { child: ChildProcess; port: Promise<number> } {
-  const child = fork(path.join(ROOT, file), [], {
-    cwd: ROOT,
-    // Compiled entry points (dist/) run under plain node, as in production.
-    execArgv: file.endsWith('.js') ? [] : ['--import', 'tsx'],
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error', ...env },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const port = new Promise<number>((resolve, reject) => {
-    child.on('message', (m: { type?: string; port?: number }) => m?.type === 'listening' && resolve(m.port!));
-    child.once('exit', (code) => reject(new Error(`${file} exited ${code}`)));
-  });
-  return { child, port };
-}
 
 const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -161,8 +144,8 @@ export async function run(): Promise<void> {
   const rows: Row[] = [];
   const rawChannel = `bench-ws-raw-${process.pid}`;
   // The API as production runs it: the compiled build under plain node (tsx adds ~60 MB of RSS).
-  execFileSync('bash', ['scripts/build.sh'], { cwd: ROOT, stdio: 'ignore' });
-  const api = spawn('dist/server/main.js', {
+  build();
+  const api = spawnListening('dist/server/main.js', {
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     TENANT_ID: tenant,
@@ -171,7 +154,7 @@ export async function run(): Promise<void> {
     WS_MAX_CONNECTIONS_PER_IP: String(CLIENTS + 10),
     WS_MAX_CLIENTS: String(CLIENTS),
   });
-  const publisher = spawn('loadtest/ws-publisher.ts', { REDIS_URL });
+  const publisher = spawnListening('loadtest/ws-publisher.ts', { REDIS_URL });
   const children = [api.child, publisher.child];
   let idleRss = 0;
   try {
@@ -191,7 +174,7 @@ export async function run(): Promise<void> {
     };
     await sweep('API /ws', 'api', `ws://127.0.0.1:${await api.port}/ws`, api.child.pid!, true);
     for (const [target, cork] of [['raw ws', '0'], ['raw corked', '1']] as const) {
-      const raw = spawn('loadtest/ws-raw-server.ts', { REDIS_URL, RAW_CHANNEL: rawChannel, RAW_CORK: cork });
+      const raw = spawnListening('loadtest/ws-raw-server.ts', { REDIS_URL, RAW_CHANNEL: rawChannel, RAW_CORK: cork });
       children.push(raw.child);
       await sweep(target, 'raw', `ws://127.0.0.1:${await raw.port}`, raw.child.pid!, false);
       raw.child.kill('SIGKILL');

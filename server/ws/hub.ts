@@ -56,21 +56,13 @@ export function createHub(opts: {
 
   /** True when the frame was written; the caller counts sends (one metric update per fan-out). */
   function deliver(client: HubClient, frame: Buffer): boolean {
-    const buffered = client.bufferedAmount;
-    // The common case without allocating: the same rule as backpressureStep's 'send'.
-    if (buffered <= opts.backpressure.maxBufferedBytes) {
-      client.skips = 0;
-      client.send(frame);
-      return true;
-    }
-    const step = backpressureStep(buffered, client.skips, opts.backpressure);
-    client.skips = step.skips;
-    if (step.action === 'send') {
+    const action = backpressureStep(client, opts.backpressure);
+    if (action === 'send') {
       client.send(frame);
       return true;
     }
     metrics.wsMessagesSkipped.inc();
-    if (step.action === 'close') {
+    if (action === 'close') {
       metrics.wsBackpressureCloses.inc();
       removeClient(client);
       client.closeForBackpressure();

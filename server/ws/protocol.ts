@@ -36,7 +36,7 @@ export const RESNAPSHOT_MESSAGE = 'Missed updates are no longer available: fetch
 export const CLOSE = {
   goingAway: 1001,
   policy: 1008,
-  tooBig: 1009,
+  // 1009 (message too big) is sent by ws itself when a frame exceeds maxPayload.
 } as const;
 
 export type ChannelKind = 'market' | 'orderbook' | 'positions';
@@ -108,13 +108,20 @@ export function parseResumeFrom(v: unknown): { ok: true; value: number | undefin
 }
 
 /**
- * Spec 8 backpressure: skip while the client's buffer is over the limit, close on the
- * `maxSkips`-th consecutive skip, and any successful send starts the count again.
+ * Spec 8 backpressure, for one update and one client: send while the client's buffer holds at
+ * most the limit, otherwise skip; the `maxSkips`-th consecutive skip closes; a send starts the
+ * count again. Updates `client.skips`; allocates nothing (it runs per client per update).
  */
-export function backpressureStep(bufferedBytes: number, skips: number, limits: { maxBufferedBytes: number; maxSkips: number }) {
-  if (bufferedBytes <= limits.maxBufferedBytes) return { action: 'send' as const, skips: 0 };
-  const next = skips + 1;
-  return { action: next >= limits.maxSkips ? ('close' as const) : ('skip' as const), skips: next };
+export function backpressureStep(
+  client: { readonly bufferedAmount: number; skips: number },
+  limits: { maxBufferedBytes: number; maxSkips: number },
+): 'send' | 'skip' | 'close' {
+  if (client.bufferedAmount <= limits.maxBufferedBytes) {
+    client.skips = 0;
+    return 'send';
+  }
+  client.skips += 1;
+  return client.skips >= limits.maxSkips ? 'close' : 'skip';
 }
 
 /** Frames the server sends; `update` is built once per bus message and shared by all subscribers. */

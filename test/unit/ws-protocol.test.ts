@@ -8,24 +8,24 @@ describe('backpressure policy (spec 8)', () => {
   const limits = { maxBufferedBytes: 1024 * 1024, maxSkips: 50 };
 
   it('sends while the buffer is at most 1 MB and skips above it', () => {
-    expect(backpressureStep(1024 * 1024, 0, limits)).toEqual({ action: 'send', skips: 0 });
-    expect(backpressureStep(1024 * 1024 + 1, 0, limits)).toEqual({ action: 'skip', skips: 1 });
+    expect(backpressureStep({ bufferedAmount: 1024 * 1024, skips: 0 }, limits)).toBe('send');
+    const over = { bufferedAmount: 1024 * 1024 + 1, skips: 0 };
+    expect(backpressureStep(over, limits)).toBe('skip');
+    expect(over.skips).toBe(1);
   });
 
   it('closes on the 50th consecutive skip, and a successful send starts the count again', () => {
-    let skips = 0;
+    const c = { bufferedAmount: 2e6, skips: 0 };
     const actions: string[] = [];
-    for (let i = 0; i < 49; i++) {
-      const s = backpressureStep(2e6, skips, limits);
-      skips = s.skips;
-      actions.push(s.action);
-    }
+    for (let i = 0; i < 49; i++) actions.push(backpressureStep(c, limits));
     expect(actions.every((a) => a === 'skip')).toBe(true);
-    const sent = backpressureStep(0, skips, limits);
-    expect(sent).toEqual({ action: 'send', skips: 0 });
-    skips = sent.skips;
-    for (let i = 0; i < 49; i++) skips = backpressureStep(2e6, skips, limits).skips;
-    expect(backpressureStep(2e6, skips, limits)).toEqual({ action: 'close', skips: 50 });
+    c.bufferedAmount = 0;
+    expect(backpressureStep(c, limits)).toBe('send');
+    expect(c.skips).toBe(0);
+    c.bufferedAmount = 2e6;
+    for (let i = 0; i < 49; i++) backpressureStep(c, limits);
+    expect(backpressureStep(c, limits)).toBe('close');
+    expect(c.skips).toBe(50);
   });
 });
 
