@@ -56,3 +56,24 @@ export function spawnListening(file: string, env: Record<string, string>): { chi
   port.catch(() => {});
   return { child, port };
 }
+
+/**
+ * With a file name (BENCH_PROFILE), records a V8 CPU profile of the measured phase only,
+ * so the setup (chain generation, database creation) does not drown the part that counts.
+ * Returns the function that stops and writes it; a no-op without a file name.
+ */
+export async function startProfile(file: string | undefined): Promise<() => Promise<void>> {
+  if (!file) return async () => {};
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+    process.stderr.write(`CPU profile of the measured phase written to ${file}\n`);
+  };
+}

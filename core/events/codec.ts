@@ -152,22 +152,109 @@ export function encodeEvent(event: ProgramEvent): Uint8Array {
   return out;
 }
 
+/**
+ * The decoder is compiled from the IDL into one reader per field over a single DataView,
+ * instead of @solana/codecs' decoders: those copy an ArrayBuffer for every number they read,
+ * which was the largest cost of parsing in `npm run bench -- indexer` (decision D-58).
+ * @solana/codecs stays the encoder (simulator, builder) and the reference this decoder is
+ * tested against, field for field, over every kind's whole value range. Stricter than it in
+ * one way, like Rust's Borsh: a bool or an Option tag other than 0 or 1 is undecodable.
+ */
+class Cursor {
+  off = 8;
+  readonly view: DataView;
+  constructor(readonly bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  take(n: number, what: string): number {
+    const at = this.off;
+    if (at + n > this.bytes.length) throw new Error(`${what} needs ${n} byte(s) at offset ${at}, the event has ${this.bytes.length}`);
+    this.off = at + n;
+    return at;
+  }
+}
+type Reader = (c: Cursor, field: string) => unknown;
+
+function tag(c: Cursor, field: string, what: string): boolean {
+  const v = c.bytes[c.take(1, field)];
+  if (v !== 0 && v !== 1) throw new Error(`${field}: ${what} tag ${v} is neither 0 nor 1`);
+  return v === 1;
+}
+
+function readerFor(t: IdlType): Reader {
+  if (typeof t === 'string') {
+    switch (t) {
+      case 'u8':
+        return (c, f) => c.bytes[c.take(1, f)];
+      case 'u16':
+        return (c, f) => c.view.getUint16(c.take(2, f), true);
+      case 'u32':
+        return (c, f) => c.view.getUint32(c.take(4, f), true);
+      case 'i32':
+        return (c, f) => c.view.getInt32(c.take(4, f), true);
+      case 'u64':
+        return (c, f) => c.view.getBigUint64(c.take(8, f), true);
+      case 'i64':
+        return (c, f) => c.view.getBigInt64(c.take(8, f), true);
+      case 'bool':
+        return (c, f) => tag(c, f, 'bool');
+      case 'pubkey':
+        return (c, f) => {
+          const at = c.take(32, f);
+          return addressString(c.bytes.subarray(at, at + 32));
+        };
+      default: {
+        const never: never = t;
+        throw new Error(`unsupported IDL type ${String(never)}`);
+      }
+    }
+  }
+  if ('option' in t) {
+    const inner = readerFor(t.option);
+    return (c, f) => (tag(c, f, 'Option') ? inner(c, f) : null);
+  }
+  const [inner, len] = t.array;
+  if (inner === 'u8' && len === 32) {
+    return (c, f) => {
+      const at = c.take(32, f);
+      return Buffer.from(c.bytes.buffer, c.bytes.byteOffset + at, 32).toString('hex');
+    };
+  }
+  throw new Error(`unsupported IDL array type ${JSON.stringify(t)}`);
+}
+
+const readers = new Map<EventKind, { name: string; read: Reader }[]>(
+  IDL.events.map((ev) => {
+    const def = IDL.types.find((t) => t.name === ev.name)!;
+    return [ev.name as EventKind, def.type.fields.map((f) => ({ name: camel(f.name), read: readerFor(f.type) }))];
+  }),
+);
+
 /** Inverse of encodeEvent. Strict: unknown discriminator, short or trailing bytes throw. */
 export function decodeEvent(bytes: Uint8Array): ProgramEvent {
   if (bytes.length < 8) throw new EventDecodeError('undecodable', `event is ${bytes.length} bytes, shorter than a discriminator`);
-  const disc = Buffer.from(bytes.subarray(0, 8)).toString('hex');
+  const disc = Buffer.from(bytes.buffer, bytes.byteOffset, 8).toString('hex');
   const entry = byDiscriminator.get(disc);
   if (!entry) throw new EventDecodeError('unknown_discriminator', `unknown event discriminator ${disc}`);
-  let data: Record<string, unknown>;
-  let end: number;
+  const c = new Cursor(bytes);
+  const data: Record<string, unknown> = {};
   try {
-    [data, end] = entry.codec.read(bytes, 8);
+    for (const f of readers.get(entry.kind)!) data[f.name] = f.read(c, f.name);
   } catch (err) {
     throw new EventDecodeError('undecodable', `${entry.kind}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (end !== bytes.length) {
-    throw new EventDecodeError('undecodable', `${entry.kind}: ${bytes.length - end} trailing byte(s)`);
+  if (c.off !== bytes.length) {
+    throw new EventDecodeError('undecodable', `${entry.kind}: ${bytes.length - c.off} trailing byte(s)`);
   }
+  return { kind: entry.kind, data } as unknown as ProgramEvent;
+}
+
+/** The @solana/codecs decoder: the reference decodeEvent is tested against. */
+export function decodeEventWithCodecs(bytes: Uint8Array): ProgramEvent {
+  const entry = byDiscriminator.get(Buffer.from(bytes.subarray(0, 8)).toString('hex'));
+  if (!entry) throw new EventDecodeError('unknown_discriminator', 'unknown event discriminator');
+  const [data, end] = entry.codec.read(bytes, 8);
+  if (end !== bytes.length) throw new EventDecodeError('undecodable', `${entry.kind}: ${bytes.length - end} trailing byte(s)`);
   return { kind: entry.kind, data } as unknown as ProgramEvent;
 }
 

@@ -70,9 +70,17 @@ function cpiEventBytes(ix: RawInstruction, keys: string[], programId: string): U
   return data.subarray(8);
 }
 
-function decodeBase64Strict(s: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return undefined;
-  return Buffer.from(s, 'base64');
+/**
+ * Node's base64 decoder also takes the URL-safe `-` and `_`, skips other characters outside
+ * the alphabet and stops at padding, so a payload without `-` or `_` is strict base64 exactly
+ * when it decodes to the length its characters promise: a length comparison instead of a
+ * regular expression over every payload.
+ */
+export function decodeBase64Strict(s: string): Uint8Array | undefined {
+  if (s.length % 4 !== 0 || s.includes('-') || s.includes('_')) return undefined;
+  const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
+  const bytes = Buffer.from(s, 'base64');
+  return bytes.length === (s.length / 4) * 3 - pad ? bytes : undefined;
 }
 
 /**
@@ -118,7 +126,8 @@ export function parseTransaction(tx: RawTransaction, programId: string): ParsedT
     }
   };
 
-  const seenInner = new Set<string>();
+  // Inner instructions already read, as group * 65536 + position.
+  const seenInner = new Set<number>();
   const logs = tx.meta.logMessages ?? null;
   if (logs) {
     const stack: string[] = [];
@@ -129,7 +138,8 @@ export function parseTransaction(tx: RawTransaction, programId: string): ParsedT
         result.truncated = true;
         break;
       }
-      const invoke = INVOKE.exec(line);
+      // Cheap suffix tests first: most lines are neither an invoke nor a result.
+      const invoke = line.endsWith(']') ? INVOKE.exec(line) : null;
       if (invoke) {
         const program = invoke[1] as string;
         if (invoke[2] === '1') {
@@ -139,7 +149,7 @@ export function parseTransaction(tx: RawTransaction, programId: string): ParsedT
           const pos = innerCursor++;
           const ix = inner.get(top)?.[pos];
           if (ix) {
-            seenInner.add(`${top}:${pos}`);
+            seenInner.add(top * 65536 + pos);
             const bytes = cpiEventBytes(ix, keys, programId);
             if (bytes) push(bytes, 'cpi');
           }
@@ -147,7 +157,7 @@ export function parseTransaction(tx: RawTransaction, programId: string): ParsedT
         stack.push(program);
         continue;
       }
-      if (RESULT.test(line)) {
+      if ((line.endsWith('success') || line.includes(' failed')) && RESULT.test(line)) {
         stack.pop();
         continue;
       }
@@ -165,7 +175,7 @@ export function parseTransaction(tx: RawTransaction, programId: string): ParsedT
     const groups = [...inner.keys()].sort((a, b) => a - b);
     for (const g of groups) {
       (inner.get(g) ?? []).forEach((ix, pos) => {
-        if (seenInner.has(`${g}:${pos}`)) return;
+        if (seenInner.has(g * 65536 + pos)) return;
         const bytes = cpiEventBytes(ix, keys, programId);
         if (bytes) push(bytes, 'cpi');
       });

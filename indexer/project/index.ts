@@ -6,6 +6,7 @@ import { Contradiction, type EventContext } from './context';
 import { loadState } from './load';
 import type { AchievementDef, MarketRow } from './rows';
 import { BatchState, PUBLISHED_MARKET_FIELDS } from './state';
+import { pgArray } from './pg-array';
 import { createWriters, writeState } from './write';
 
 import type { ChannelUpdate } from '../../core/redis/updates';
@@ -54,7 +55,7 @@ export interface PreparedBatch {
   result: BatchResult;
   parsed: ParsedTransaction[];
   candidates: DeadLetter[];
-  rawRows: { signature: string; eventIndex: number; slot: number; blockTime: string; kind: string; data: Uint8Array }[];
+  rawRows: { signature: string; eventIndex: number; slot: number; blockTime: Date; kind: string; data: Uint8Array }[];
   eventsByKey: Map<string, NewEvent>;
 }
 
@@ -164,7 +165,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
         continue;
       }
       for (const e of p.events) {
-        rawRows.push({ signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime: blockTime.toISOString(), kind: e.event.kind, data: e.bytes });
+        rawRows.push({ signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime, kind: e.event.kind, data: e.bytes });
         eventsByKey.set(`${p.signature}:${e.index}`, {
           ctx: { signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime },
           event: e.event,
@@ -199,11 +200,11 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
           text: `INSERT INTO processed_transactions (signature, slot, block_time, event_count, failed)
                  SELECT * FROM unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::int[], $5::boolean[]) ON CONFLICT DO NOTHING`,
           values: [
-            parsed.map((p) => p.signature),
-            parsed.map((p) => p.slot),
-            parsed.map((p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000).toISOString())),
-            parsed.map((p) => p.events.length + p.invalid.length),
-            parsed.map((p) => p.failed),
+            pgArray(parsed, (p) => p.signature),
+            pgArray(parsed, (p) => p.slot),
+            pgArray(parsed, (p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000))),
+            pgArray(parsed, (p) => p.events.length + p.invalid.length),
+            pgArray(parsed, (p) => p.failed),
           ],
         } as never);
       }
@@ -217,20 +218,22 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
                    SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])
                    ON CONFLICT DO NOTHING RETURNING signature, event_index`,
             values: [
-              rawRows.map((r) => r.signature),
-              rawRows.map((r) => r.eventIndex),
-              rawRows.map((r) => r.slot),
-              rawRows.map((r) => r.blockTime),
-              rawRows.map((r) => r.kind),
-              rawRows.map((r) => `\\x${Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength).toString('hex')}`),
+              pgArray(rawRows, (r) => r.signature),
+              pgArray(rawRows, (r) => r.eventIndex),
+              pgArray(rawRows, (r) => r.slot),
+              pgArray(rawRows, (r) => r.blockTime),
+              pgArray(rawRows, (r) => r.kind),
+              pgArray(rawRows, (r) => r.data),
             ],
           } as never,
         );
-        for (const r of inserted) fresh.push(eventsByKey.get(`${r.signature}:${r.event_index}`)!);
+        // RETURNING order is not guaranteed: walk the batch in chain order instead.
+        if (inserted.length === eventsByKey.size) fresh.push(...eventsByKey.values());
+        else {
+          const created = new Set(inserted.map((r) => `${r.signature}:${r.event_index}`));
+          for (const [key, e] of eventsByKey) if (created.has(key)) fresh.push(e);
+        }
       }
-      // RETURNING order is not guaranteed: restore chain order.
-      const order = new Map([...eventsByKey.keys()].map((k, i) => [k, i]));
-      fresh.sort((a, b) => order.get(`${a.ctx.signature}:${a.ctx.eventIndex}`)! - order.get(`${b.ctx.signature}:${b.ctx.eventIndex}`)!);
       result.duplicates = rawRows.length - fresh.length;
       phase('ledger');
 

@@ -1,4 +1,5 @@
 import type { ITask } from 'pg-promise';
+import { pgArray } from './pg-array';
 import type { BatchState } from './state';
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -140,13 +141,6 @@ const TYPES: Record<string, string> = {
   side: 'text', shares: 'numeric', cost: 'numeric', pnl: 'numeric', is_win: 'boolean', market_outcome: 'smallint', day: 'date',
 };
 
-/** A JS value as PostgreSQL's text form for a bound parameter array element. */
-export function toParam(v: unknown): unknown {
-  if (typeof v === 'bigint') return v.toString();
-  if (v instanceof Date) return v.toISOString();
-  return v;
-}
-
 export interface Writer {
   sql: string;
   props: string[];
@@ -178,19 +172,21 @@ export function createWriters(): Writers {
   return out as Writers;
 }
 
-async function write(t: ITask<unknown>, w: Writer, rows: object[]): Promise<void> {
-  if (!rows.length) return;
-  const columns = w.props.map((p) => rows.map((r) => toParam((r as Record<string, unknown>)[p])));
-  await t.none({ text: w.sql, values: columns } as never);
+interface Statement {
+  text: string;
+  values: unknown[];
 }
 
-/**
- * Writes what the batch changed, parents before children (foreign keys): one multi-row
- * statement per table, never a round trip per row.
- */
-export async function writeState(t: ITask<unknown>, writers: Writers, s: BatchState): Promise<void> {
-  await write(t, writers.markets, s.markets.dirtyRows());
-  await write(t, writers.orders, s.orders.dirtyRows());
+function upsert(out: Statement[], w: Writer, rows: object[]): void {
+  if (!rows.length) return;
+  out.push({ text: w.sql, values: w.props.map((p) => pgArray(rows as Record<string, unknown>[], (r) => r[p])) });
+}
+
+/** The batch's writes, parents before children (foreign keys): one multi-row statement per table. */
+function statements(writers: Writers, s: BatchState): Statement[] {
+  const out: Statement[] = [];
+  upsert(out, writers.markets, s.markets.dirtyRows());
+  upsert(out, writers.orders, s.orders.dirtyRows());
   const levels = s.levels.dirtyRows();
   const emptied = levels.filter((l) => l.quantity === 0n);
   for (const l of levels) {
@@ -199,33 +195,44 @@ export async function writeState(t: ITask<unknown>, writers: Writers, s: BatchSt
     }
   }
   if (emptied.length) {
-    await t.none(
-      `DELETE FROM orderbook_levels l USING unnest($1::text[], $2::smallint[], $3::int[]) AS k(m, s, p)
-        WHERE l.market_address = k.m AND l.book_side = k.s AND l.price_bps = k.p`,
-      [emptied.map((l) => l.marketAddress), emptied.map((l) => l.bookSide), emptied.map((l) => l.priceBps)],
-    );
+    out.push({
+      text: `DELETE FROM orderbook_levels l USING unnest($1::text[], $2::smallint[], $3::int[]) AS k(m, s, p)
+              WHERE l.market_address = k.m AND l.book_side = k.s AND l.price_bps = k.p`,
+      values: [pgArray(emptied, (l) => l.marketAddress), pgArray(emptied, (l) => l.bookSide), pgArray(emptied, (l) => l.priceBps)],
+    });
   }
-  await write(t, writers.levels, levels.filter((l) => l.quantity > 0n));
-  await write(t, writers.positions, s.positions.dirtyRows());
-  await write(t, writers.trades, s.trades);
-  await write(t, writers.feeConfigs, s.feeConfigs);
-  await write(t, writers.tickSizes, s.tickSizes);
-  await write(t, writers.locks, s.locks.dirtyRows());
-  await write(t, writers.earnings, s.earnings.dirtyRows());
-  await write(t, writers.referrerCredits, s.referrerCredits);
-  await write(t, writers.referrerClaims, s.referrerClaims);
-  await write(t, writers.creatorAccruals, s.creatorAccruals);
-  await write(t, writers.creatorClaims, s.creatorClaims);
-  await write(t, writers.activity, s.activity.dirtyRows());
-  await write(t, writers.stats, s.stats.dirtyRows());
-  await write(t, writers.userAchievements, s.userAchievements.dirtyRows());
-  await write(t, writers.settledTrades, s.settledTrades);
-  await write(t, writers.dailyPnl, [...s.dailyPnl.values()]);
+  upsert(out, writers.levels, levels.filter((l) => l.quantity > 0n));
+  upsert(out, writers.positions, s.positions.dirtyRows());
+  upsert(out, writers.trades, s.trades);
+  upsert(out, writers.feeConfigs, s.feeConfigs);
+  upsert(out, writers.tickSizes, s.tickSizes);
+  upsert(out, writers.locks, s.locks.dirtyRows());
+  upsert(out, writers.earnings, s.earnings.dirtyRows());
+  upsert(out, writers.referrerCredits, s.referrerCredits);
+  upsert(out, writers.referrerClaims, s.referrerClaims);
+  upsert(out, writers.creatorAccruals, s.creatorAccruals);
+  upsert(out, writers.creatorClaims, s.creatorClaims);
+  upsert(out, writers.activity, s.activity.dirtyRows());
+  upsert(out, writers.stats, s.stats.dirtyRows());
+  upsert(out, writers.userAchievements, s.userAchievements.dirtyRows());
+  upsert(out, writers.settledTrades, s.settledTrades);
+  upsert(out, writers.dailyPnl, [...s.dailyPnl.values()]);
   const counts = [...s.stateCounts].filter(([, d]) => d !== 0);
   if (counts.length) {
-    await t.none({
+    out.push({
       text: 'UPDATE market_counts c SET n = c.n + d.delta FROM unnest($1::smallint[], $2::bigint[]) AS d(state, delta) WHERE c.state = d.state',
-      values: [counts.map(([st]) => st), counts.map(([, d]) => d)],
-    } as never);
+      values: [pgArray(counts, ([st]) => st), pgArray(counts, ([, d]) => d)],
+    });
   }
+  return out;
+}
+
+/**
+ * Writes what the batch changed, never a round trip per row. Every statement's parameters
+ * are serialized first and all are queued at once: the connection runs them back to back in
+ * order, without waiting on this thread between two of them, and the thread is free to
+ * parse the next batch meanwhile.
+ */
+export async function writeState(t: ITask<unknown>, writers: Writers, s: BatchState): Promise<void> {
+  await Promise.all(statements(writers, s).map((q) => t.none(q as never)));
 }

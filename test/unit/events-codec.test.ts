@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import {
   anchorEventDiscriminator,
   decodeEvent,
+  decodeEventWithCodecs,
   encodeEvent,
   EventDecodeError,
   EVENT_IX_TAG,
@@ -47,6 +48,37 @@ describe('event codec', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it.each(EVENT_KINDS as EventKind[])('decodes %s exactly as the @solana/codecs decoder does', (kind) => {
+    fc.assert(
+      fc.property(eventArbitraries[kind] as fc.Arbitrary<unknown>, (data) => {
+        const bytes = encodeEvent({ kind, data } as ProgramEvent);
+        // A payload inside a larger buffer (as parsed transactions hand it over) reads the same.
+        const padded = Buffer.concat([Buffer.from([7, 7, 7]), bytes, Buffer.from([9])]).subarray(3, 3 + bytes.length);
+        expect(decodeEvent(padded)).toEqual(decodeEventWithCodecs(bytes));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('rejects an Option tag other than 0 or 1, as Borsh does', () => {
+    const fill = encodeEvent({
+      kind: 'OrderFilled',
+      data: {
+        market: '11111111111111111111111111111111', makerOrderId: 1n, takerOrderId: 2n,
+        maker: '11111111111111111111111111111111', taker: '11111111111111111111111111111111',
+        makerPosition: '11111111111111111111111111111111', takerPosition: '11111111111111111111111111111111',
+        makerSide: 0, takerSide: 2, priceBps: 6000, quantity: 3n,
+        takerFee: 10n, feeProtocol: 5n, feeCreator: 3n, feeReferral: 2n, protocolTreasuryIndex: 7, referrer: null,
+      },
+    });
+    expect(decodeEvent(fill).kind).toBe('OrderFilled');
+    for (const bad of [2, 255]) {
+      const b = Buffer.from(fill);
+      b[b.length - 1] = bad;
+      expect(() => decodeEvent(b)).toThrow(new RegExp(`referrer: Option tag ${bad} is neither 0 nor 1`));
+    }
   });
 
   it('lays out Borsh exactly: little-endian integers, Option tag byte', () => {

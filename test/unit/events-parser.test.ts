@@ -1,6 +1,8 @@
 import bs58 from 'bs58';
+import fc from 'fast-check';
 import {
   buildTransaction,
+  decodeBase64Strict,
   encodeEvent,
   EVENT_IX_TAG,
   IDL,
@@ -214,5 +216,24 @@ describe('parseTransaction', () => {
     raw.transaction.signatures = [];
     expect(() => parseTransaction(raw, PROGRAM)).toThrow(TransactionShapeError);
     expect(() => parseTransaction({ ...tx([]), slot: -1 }, PROGRAM)).toThrow(TransactionShapeError);
+  });
+});
+
+describe('decodeBase64Strict', () => {
+  const strict = /^[A-Za-z0-9+/]*={0,2}$/;
+  it('accepts exactly the padded standard alphabet, as the regular expression it replaces', () => {
+    // Characters Node's lenient decoder treats specially: URL-safe ones, padding, whitespace, others.
+    const chars = fc.constantFrom(...'AQZaz09+/=-_ .\n\u00e9\u0000');
+    fc.assert(
+      fc.property(fc.array(chars, { maxLength: 16 }).map((a) => a.join('')), (s) => {
+        const expected = strict.test(s) && s.length % 4 === 0;
+        const got = decodeBase64Strict(s);
+        expect(got !== undefined).toBe(expected);
+        if (got) expect(Buffer.from(got)).toEqual(Buffer.from(s, 'base64'));
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const bad of ['QQ=A', 'QQ-_', 'Q===', 'QUJD\n']) expect(decodeBase64Strict(bad)).toBeUndefined();
+    expect(Buffer.from(decodeBase64Strict('QUJDRA==')!).toString()).toBe('ABCD');
   });
 });
