@@ -183,15 +183,13 @@ const toPosition = (r: Row): PositionRow => ({
 });
 
 /**
- * Loads into `state` every row the batch's events touch: one query per table, all queued at
- * once so the connection runs them back to back, and the rows mapped as they arrive.
+ * Loads into `state` every row the batch's events touch: one query per table, one after the
+ * other (pg deprecates queueing queries on a busy client).
  */
 export async function loadState(t: ITask<unknown>, state: BatchState, events: ProgramEvent[]): Promise<void> {
   const k = collectKeys(events);
-  const pending: Promise<void>[] = [];
-  const query = (sql: string, values: unknown[], each: (r: Row) => void) => {
-    pending.push(t.any<Row>(sql, values).then((rows) => rows.forEach(each)));
-  };
+  const queries: { sql: string; values: unknown[]; each: (r: Row) => void }[] = [];
+  const query = (sql: string, values: unknown[], each: (r: Row) => void) => queries.push({ sql, values, each });
   const markets = [...k.markets];
   if (markets.length) {
     query('SELECT * FROM markets WHERE address = ANY($1)', [markets], (r) => state.markets.load(r.address as string, toMarket(r)));
@@ -305,5 +303,5 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
       },
     );
   }
-  await Promise.all(pending);
+  for (const q of queries) (await t.any<Row>(q.sql, q.values)).forEach(q.each);
 }

@@ -228,11 +228,9 @@ function statements(writers: Writers, s: BatchState): Statement[] {
 }
 
 /**
- * Writes what the batch changed, never a round trip per row. Every statement's parameters
- * are serialized first and all are queued at once: the connection runs them back to back in
- * order, without waiting on this thread between two of them, and the thread is free to
- * parse the next batch meanwhile.
+ * Writes what the batch changed, never a round trip per row. The statements run one after
+ * the other (pg deprecates queueing queries on a busy client).
  */
 export async function writeState(t: ITask<unknown>, writers: Writers, s: BatchState): Promise<void> {
-  await Promise.all(statements(writers, s).map((q) => t.none(q as never)));
+  for (const q of statements(writers, s)) await t.none(q as never);
 }
