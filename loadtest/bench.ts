@@ -3,6 +3,7 @@ const benches: Record<string, () => Promise<void>> = {
   indexer: async () => (await import('./indexer-bench')).run(),
   api: async () => (await import('./api-bench')).run(),
   ws: async () => (await import('./ws-bench')).run(),
+  'api-profile': async () => (await import('./api-profile')).run(),
 };
 
 const name = process.argv[2];

@@ -42,10 +42,10 @@ export const build = () => execFileSync('bash', ['scripts/build.sh'], { cwd: ROO
  * A process entry point as a child, resolving `port` when it reports `listening` over IPC.
  * Compiled entry points (dist/) run under plain node, as in production; sources under tsx.
  */
-export function spawnListening(file: string, env: Record<string, string>): { child: ChildProcess; port: Promise<number> } {
+export function spawnListening(file: string, env: Record<string, string>, nodeFlags: string[] = []): { child: ChildProcess; port: Promise<number> } {
   const child = fork(path.join(ROOT, file), [], {
     cwd: ROOT,
-    execArgv: file.endsWith('.js') ? [] : ['--import', 'tsx'],
+    execArgv: [...nodeFlags, ...(file.endsWith('.js') ? [] : ['--import', 'tsx'])],
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

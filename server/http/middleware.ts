@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
+import { nameServerSpan } from '../../core/telemetry/span-name';
 import { ApiError, sendError } from './errors';
 
 declare module 'express-serve-static-core' {
@@ -72,6 +73,7 @@ export function requestMetrics(metrics: Metrics) {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const template = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      if (req.route?.path) nameServerSpan(template);
       const labels = { method: req.method, route: template, status: String(res.statusCode) };
       metrics.apiRequests.inc(labels);
       metrics.apiRequestDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);

@@ -81,8 +81,15 @@ describe('tracing', () => {
       expect(traces.length).toBeGreaterThan(0);
       const exported = traces.map((t) => t.body).join('\n');
       expect(exported).toContain('tracing-child');
-      // The server span of the request the log line was written in.
+      // The server span of the request the log line was written in, named by its route template.
       expect(exported).toContain(out.log.traceId);
+      const spans = traces.flatMap((t) =>
+        (JSON.parse(t.body) as { resourceSpans: { scopeSpans: { spans: { name: string; kind: number; attributes: { key: string; value: { stringValue?: string } }[] }[] }[] }[] })
+          .resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
+      );
+      const server = spans.filter((s) => s.kind === 2);
+      expect(server.map((s) => s.name)).toContain('GET /api/v1/markets/:marketId');
+      expect(server.flatMap((s) => s.attributes).find((a) => a.key === 'http.route')?.value.stringValue).toBe('/api/v1/markets/:marketId');
     } finally {
       collector.close();
     }

@@ -1,0 +1,99 @@
+/**
+ * `npm run bench -- api-profile`: CPU profile of the production API process (from dist/)
+ * under 64 connections on one path, with tracing on (every request, exported to a local
+ * sink) unless BENCH_TRACING=off. Prints the hottest functions and packages; the profile is
+ * kept for a closer look (BENCH_PROFILE).
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { migrate } from '../core/db/migrate';
+import { createDatabase } from '../core/db';
+import { IDL } from '../core/events';
+import { createProjector } from '../indexer/project';
+import { MarketSimulator } from '../indexer/sources/simulator/engine';
+import { build, dropDatabase, freshDatabase, REDIS_URL, spawnListening } from './support';
+
+const run_ = promisify(execFile);
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function summarize(p: Profile, top: number): string {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const fn = new Map<string, number>();
+  const pkg = new Map<string, number>();
+  let total = 0;
+  p.samples.forEach((s, i) => {
+    const d = p.timeDeltas[i] ?? 0;
+    total += d;
+    const n = byId.get(s)!;
+    const url = n.callFrame.url;
+    const where = url.includes('node_modules/') ? url.replace(/.*node_modules\/((@[^/]+\/)?[^/]+).*/, '$1') : url.replace(/.*\/dist\//, 'dist/') || '(native)';
+    fn.set(`${n.callFrame.functionName || '(anonymous)'}  ${where}`, (fn.get(`${n.callFrame.functionName || '(anonymous)'}  ${where}`) ?? 0) + d);
+    pkg.set(where, (pkg.get(where) ?? 0) + d);
+  });
+  const lines = (m: Map<string, number>) =>
+    [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  return [`total ${(total / 1e6).toFixed(2)} s`, 'by function:', ...lines(fn), 'by package or file:', ...lines(pkg)].join('\n');
+}
+
+export async function run(): Promise<void> {
+  const name = `bench_apiprof_${process.pid}`;
+  const url = await freshDatabase(name);
+  await migrate({ databaseUrl: url });
+  const database = createDatabase({ url, poolMax: 2 });
+  const sim = new MarketSimulator({ seed: 3, programId: IDL.address });
+  const projector = createProjector({ db: database.db, pgp: database.pgp, programId: IDL.address });
+  for (let i = 0; i < 4; i++) {
+    const txs = [];
+    for (let s = 0; s < 200; s++) txs.push(...sim.nextBlock().transactions);
+    await projector.applyBatch(txs, { writerEpoch: 0 });
+  }
+  await database.close();
+
+  const sink = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+  const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}`;
+  build();
+  const dir = os.tmpdir();
+  const file = process.env.BENCH_PROFILE && process.env.BENCH_PROFILE !== 'off' ? process.env.BENCH_PROFILE : path.join(dir, `api-${process.pid}.cpuprofile`);
+  // BENCH_PROFILE=off measures the same run without the profiler's own cost.
+  const profiling = process.env.BENCH_PROFILE !== 'off';
+  const target = process.env.BENCH_PATH ?? '/api/v1/markets/current';
+  const { child, port: listening } = spawnListening('dist/server/main.js', {
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'production',
+    DATABASE_URL: url,
+    REDIS_URL,
+    API_PORT: '0',
+    API_HOST: '127.0.0.1',
+    TENANT_ID: `bench-${process.pid}`,
+    PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000',
+    RATE_LIMIT_MAX_REQUESTS: '100000000',
+    ...(process.env.BENCH_TRACING === 'off' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl }),
+  }, profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : []);
+  const port = await listening;
+  const cli = require.resolve('autocannon/autocannon.js');
+  const { stdout } = await run_(process.execPath, [cli, '-c', '64', '-d', process.env.BENCH_SECONDS ?? '8', '-j', `http://127.0.0.1:${port}${target}`], { maxBuffer: 16 << 20 });
+  const r = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number } };
+  child.kill('SIGTERM');
+  await new Promise((res) => child.once('exit', res));
+  sink.close();
+  await dropDatabase(name);
+  process.stdout.write(`\nAPI profile: GET ${target}, tracing ${process.env.BENCH_TRACING === 'off' ? 'off' : 'on'}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms\n`);
+  if (profiling) process.stdout.write(`${summarize(JSON.parse(await readFile(file, 'utf8')) as Profile, Number(process.env.BENCH_TOP ?? 25))}\nprofile: ${file}\n`);
+}
