@@ -88,7 +88,8 @@ export async function run(): Promise<void> {
   const deadLetters = (await database.db.one('SELECT count(*)::int AS n FROM dead_letters')).n as number;
   await database.close();
   redis.disconnect();
-  await dropDatabase(name);
+  if (process.env.BENCH_KEEP_DB) process.stderr.write(`kept database ${name} (BENCH_KEEP_DB)\n`);
+  else await dropDatabase(name);
 
   // 2. The ceiling: the same events as plain multi-row inserts into a raw-event table.
   const rows = batches.flatMap((b) =>
