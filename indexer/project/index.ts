@@ -48,6 +48,8 @@ interface NewEvent {
   bytes: Uint8Array;
 }
 
+const UNIQUE_VIOLATION = '23505';
+
 const jsonValue = (v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v instanceof Date ? v.toISOString() : v);
 
 /** A batch decoded and keyed, not yet written: built while the previous batch commits. */
@@ -209,27 +211,33 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
         } as never);
       }
 
-      // The ledger decides what is new: only rows this insert created are applied.
+      // The ledger decides what is new: only rows this insert created are applied. The usual
+      // batch is all new, so a plain insert is tried first (no conflict handling, nothing
+      // returned); a duplicate makes it fail and the batch is sorted out row by row instead.
       const fresh: NewEvent[] = [];
       if (rawRows.length) {
-        const inserted = await t.any<{ signature: string; event_index: number }>(
-          {
-            text: `INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
-                   SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])
-                   ON CONFLICT DO NOTHING RETURNING signature, event_index`,
-            values: [
-              pgArray(rawRows, (r) => r.signature),
-              pgArray(rawRows, (r) => r.eventIndex),
-              pgArray(rawRows, (r) => r.slot),
-              pgArray(rawRows, (r) => r.blockTime),
-              pgArray(rawRows, (r) => r.kind),
-              pgArray(rawRows, (r) => r.data),
-            ],
-          } as never,
-        );
-        // RETURNING order is not guaranteed: walk the batch in chain order instead.
-        if (inserted.length === eventsByKey.size) fresh.push(...eventsByKey.values());
-        else {
+        const columns = [
+          pgArray(rawRows, (r) => r.signature),
+          pgArray(rawRows, (r) => r.eventIndex),
+          pgArray(rawRows, (r) => r.slot),
+          pgArray(rawRows, (r) => r.blockTime),
+          pgArray(rawRows, (r) => r.kind),
+          pgArray(rawRows, (r) => r.data),
+        ];
+        const insert = `INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
+                        SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])`;
+        await t.none('SAVEPOINT ledger');
+        try {
+          await t.none({ text: insert, values: columns } as never);
+          await t.none('RELEASE SAVEPOINT ledger');
+          fresh.push(...eventsByKey.values());
+        } catch (err) {
+          if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+          await t.none('ROLLBACK TO SAVEPOINT ledger');
+          const inserted = await t.any<{ signature: string; event_index: number }>(
+            { text: `${insert} ON CONFLICT DO NOTHING RETURNING signature, event_index`, values: columns } as never,
+          );
+          // RETURNING order is not guaranteed: walk the batch in chain order instead.
           const created = new Set(inserted.map((r) => `${r.signature}:${r.event_index}`));
           for (const [key, e] of eventsByKey) if (created.has(key)) fresh.push(e);
         }

@@ -68,6 +68,26 @@ describe('batching does not change the result', () => {
     }
   });
 
+  it('applies only the new events of a batch that overlaps what the ledger holds', async () => {
+    const { txs } = simulate(120, { seed: 204, emit: 'mixed' });
+    const [overlapping, whole] = await Promise.all([projectionDb(), projectionDb()]);
+    try {
+      const cut = Math.floor(txs.length / 2);
+      const [first] = await overlapping.apply(txs.slice(0, cut), 100_000);
+      const overlap = txs.slice(cut - 30, cut).map((t) => t.transaction.signatures[0]);
+      const { n: repeated } = await overlapping.database.db.one('SELECT count(*)::int AS n FROM raw_events WHERE signature = ANY($1)', [overlap]);
+      expect(repeated).toBeGreaterThan(0);
+      const [second] = await overlapping.apply(txs.slice(cut - 30), 100_000);
+      expect(second!.duplicates).toBe(repeated);
+      const { n: total } = await overlapping.database.db.one('SELECT count(*)::int AS n FROM raw_events');
+      expect(first!.applied + second!.applied).toBe(total);
+      await whole.apply(txs, 100_000);
+      expect(await tableDigests(overlapping.database.db)).toEqual(await tableDigests(whole.database.db));
+    } finally {
+      await Promise.all([overlapping.close(), whole.close()]);
+    }
+  });
+
   it('prepares the same batch whether parsing yields to the event loop or not', async () => {
     const { txs } = simulate(60, { seed: 203, emit: 'mixed' });
     const p = await projectionDb();
