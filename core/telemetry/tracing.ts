@@ -20,6 +20,11 @@ export function startTracing(opts: { endpoint: string | undefined; serviceName: 
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({ 'service.name': opts.serviceName, 'service.namespace': opts.tenant }),
     traceExporter: new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/$/, '')}/v1/traces` }),
+    // Traces only. Without these the SDK also sets up OTLP metric and log exporters by
+    // default: metrics are Prometheus' (/metrics), logs go to stdout, and the HTTP
+    // instrumentation's histograms cost CPU on every request for nobody.
+    metricReaders: [],
+    logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
         // Probes and scrapes would drown the useful traces.

@@ -14,6 +14,9 @@ export function parse<T>(schema: Joi.ObjectSchema<T>, input: unknown, where: 'qu
   return value as T;
 }
 
+/** For endpoints that take no query parameters: any parameter is refused. Built once. */
+export const NO_PARAMS = Joi.object({});
+
 export const limit = (dflt: number, max: number) => Joi.number().integer().min(1).max(max).default(dflt);
 export const offset = (max = 1_000_000) => Joi.number().integer().min(0).max(max).default(0);
 export const base58Address = Joi.string().pattern(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'base58 address');

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { MarketState } from '../../core/domain';
-import { base58Address, limit, parse } from '../http/validate';
+import { base58Address, limit, NO_PARAMS, parse } from '../http/validate';
 import { iso } from '../read/serialize';
 import type { Guards } from './guards';
 
@@ -27,13 +27,13 @@ export function achievementsReferralsCreatorsRouter(db: Db, g: Guards): Router {
   const pub = g.ip('public');
 
   r.get('/achievements/all', pub, async (req, res) => {
-    parse(Joi.object({}), req.query, 'query');
+    parse(NO_PARAMS, req.query, 'query');
     const rows = await db.any<Row>('SELECT * FROM achievements ORDER BY id');
     res.json({ data: { achievements: rows.map(achievement) } });
   });
 
   r.get('/achievements', g.wallet('authenticated'), async (req, res) => {
-    parse(Joi.object({}), req.query, 'query');
+    parse(NO_PARAMS, req.query, 'query');
     const rows = await db.any<Row>(
       `SELECT a.*, COALESCE(u.progress, 0) AS progress, u.unlocked_at
          FROM achievements a LEFT JOIN user_achievements u ON u.achievement_id = a.id AND u.wallet = $1 ORDER BY a.id`,
@@ -112,7 +112,7 @@ export function achievementsReferralsCreatorsRouter(db: Db, g: Guards): Router {
   });
 
   r.get('/v2/referrals/diagnostics', pub, async (req, res) => {
-    parse(Joi.object({}), req.query, 'query');
+    parse(NO_PARAMS, req.query, 'query');
     const d = await db.one<Row>(
       `SELECT (SELECT count(*)::int FROM referral_locks) AS locks,
               (SELECT count(*)::int FROM referral_locks WHERE expires_at > now()) AS active_locks,

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { isValidFeeSplit } from '../../core/domain';
 import { ApiError } from '../http/errors';
-import { base58Address, base58Signature, limit, parse } from '../http/validate';
+import { base58Address, base58Signature, limit, NO_PARAMS, parse } from '../http/validate';
 import { feeConfigRow, trade } from '../read/serialize';
 import { liveProgramConfig, tradesOfTransaction } from '../read/queries';
 import type { HotCache } from '../read/hot-cache';
@@ -18,7 +18,7 @@ export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache, program: 
 
   // Spec 4.2: unwrapped; spec 8: a public market read (D-57).
   r.get('/config', read, async (req, res) => {
-    parse(Joi.object({}), req.query, 'query');
+    parse(NO_PARAMS, req.query, 'query');
     res.json({ programId: program.programId, chainId: program.chainId, ...(await liveProgramConfig(db)) });
   });
 
@@ -44,7 +44,7 @@ export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache, program: 
   });
 
   r.get('/v2/fee-config', g.ip('public'), async (req, res) => {
-    parse(Joi.object({}), req.query, 'query');
+    parse(NO_PARAMS, req.query, 'query');
     const [history, invalid] = await Promise.all([
       db.any<Row>('SELECT * FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT $1', [FEE_HISTORY]),
       db.any<Row>('SELECT protocol_share_bps, creator_share_bps, referral_share_bps FROM fee_config_history'),

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { MARKET_STATE_NAMES } from '../../core/domain';
-import { base58Address, limit, parse } from '../http/validate';
+import { base58Address, limit, NO_PARAMS, parse } from '../http/validate';
 import type { Guards } from './guards';
 
 type Row = Record<string, unknown>;
@@ -19,7 +19,7 @@ export function publicStatsRouter(db: Db, g: Guards): Router {
   const pub = g.ip('public');
 
   r.get('/stats/platform', g.ip('public_read'), async (req, res) => {
-    parse(Joi.object({}), req.query, 'query');
+    parse(NO_PARAMS, req.query, 'query');
     const [states, totals] = await Promise.all([
       db.any<{ state: number; n: number }>('SELECT state, count(*)::int AS n FROM markets GROUP BY state'),
       db.one<Row>(
@@ -74,7 +74,7 @@ export function publicStatsRouter(db: Db, g: Guards): Router {
   });
 
   r.get('/challenges/today', pub, async (req, res) => {
-    parse(Joi.object({}), req.query, 'query');
+    parse(NO_PARAMS, req.query, 'query');
     const day = new Date().toISOString().slice(0, 10);
     const rows = await db.any<Row>(
       `WITH t AS (

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { OUTCOME_LABELS, type Outcome } from '../../core/domain';
 import { ApiError } from '../http/errors';
-import { base58Address, parse } from '../http/validate';
+import { base58Address, NO_PARAMS, parse } from '../http/validate';
 import { iso } from '../read/serialize';
 import type { Guards } from './guards';
 
@@ -110,7 +110,7 @@ export function statsRouter(db: Db, g: Guards): Router {
   const authed = g.wallet('authenticated');
 
   r.get('/stats', authed, async (req, res) => {
-    parse(Joi.object({}), req.query, 'query');
+    parse(NO_PARAMS, req.query, 'query');
     const stored = await db.oneOrNone<Row>('SELECT * FROM user_stats WHERE wallet = $1', [req.wallet]);
     if (stored) return void res.json({ data: fromStored(stored) });
     const rows = await db.any<Row>(

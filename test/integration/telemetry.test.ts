@@ -79,6 +79,8 @@ describe('tracing', () => {
       expect(out.log.traceId).toMatch(/^[0-9a-f]{32}$/);
       const traces = collector.requests.filter((r) => r.url === '/v1/traces');
       expect(traces.length).toBeGreaterThan(0);
+      // Traces only: metrics are Prometheus' (/metrics), logs are stdout's.
+      expect(new Set(collector.requests.map((r) => r.url))).toEqual(new Set(['/v1/traces']));
       const exported = traces.map((t) => t.body).join('\n');
       expect(exported).toContain('tracing-child');
       // The server span of the request the log line was written in, named by its route template.
