@@ -182,57 +182,54 @@ const toPosition = (r: Row): PositionRow => ({
   settledAt: r.settled_at as Date | null,
 });
 
-/**
- * Loads into `state` every row the batch's events touch: one query per table, one after the
- * other (pg deprecates queueing queries on a busy client).
- */
+/** Loads into `state` every row the batch's events touch: one query per table. */
 export async function loadState(t: ITask<unknown>, state: BatchState, events: ProgramEvent[]): Promise<void> {
   const k = collectKeys(events);
-  const queries: { sql: string; values: unknown[]; each: (r: Row) => void }[] = [];
-  const query = (sql: string, values: unknown[], each: (r: Row) => void) => queries.push({ sql, values, each });
   const markets = [...k.markets];
   if (markets.length) {
-    query('SELECT * FROM markets WHERE address = ANY($1)', [markets], (r) => state.markets.load(r.address as string, toMarket(r)));
+    for (const r of await t.any<Row>('SELECT * FROM markets WHERE address = ANY($1)', [markets])) {
+      state.markets.load(r.address as string, toMarket(r));
+    }
   }
   const books = [...k.books];
   if (books.length) {
-    query('SELECT * FROM orderbook_levels WHERE market_address = ANY($1)', [books], (r) => {
+    for (const r of await t.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = ANY($1)', [books])) {
       const l = toLevel(r);
       state.levels.load(levelKey(l.marketAddress, l.bookSide, l.priceBps), l);
-    });
+    }
     books.forEach((m) => state.bookLoaded.add(m));
   }
   if (k.orders.size) {
     const list = [...k.orders.values()];
-    query(
+    const rows = await t.any<Row>(
       `SELECT o.* FROM orders o
          JOIN unnest($1::text[], $2::numeric[]) AS k(m, id) ON o.market_address = k.m AND o.order_id = k.id`,
       [list.map((o) => o.market), list.map((o) => o.orderId.toString())],
-      (r) => {
-        const o = toOrder(r);
-        state.orders.load(orderKey(o.marketAddress, o.orderId), o);
-      },
     );
+    for (const r of rows) {
+      const o = toOrder(r);
+      state.orders.load(orderKey(o.marketAddress, o.orderId), o);
+    }
   }
   if (k.positions.size || k.positionOwners.size) {
     const owners = [...k.positionOwners.values()];
-    query(
+    const rows = await t.any<Row>(
       `SELECT p.* FROM positions p WHERE p.address = ANY($1)
        UNION
        SELECT p.* FROM positions p
          JOIN unnest($2::text[], $3::text[]) AS k(m, w) ON p.market_address = k.m AND p.owner = k.w`,
       [[...k.positions], owners.map((o) => o.market), owners.map((o) => o.owner)],
-      (r) => {
-        const p = toPosition(r);
-        state.positions.load(p.address, p);
-        state.positionByOwner.set(`${p.marketAddress}:${p.owner}`, p.address);
-      },
     );
+    for (const r of rows) {
+      const p = toPosition(r);
+      state.positions.load(p.address, p);
+      state.positionByOwner.set(`${p.marketAddress}:${p.owner}`, p.address);
+    }
   }
   // Achievements of a wallet read both its activity and its stats, whichever event touched it.
   const wallets = [...new Set([...k.traders, ...k.settlers])];
   if (wallets.length) {
-    query('SELECT * FROM trader_activity WHERE wallet = ANY($1)', [wallets], (r) => {
+    for (const r of await t.any<Row>('SELECT * FROM trader_activity WHERE wallet = ANY($1)', [wallets])) {
       const a: TraderActivityRow = {
         wallet: r.wallet as string,
         tradesCount: num(r.trades_count),
@@ -242,8 +239,8 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
         lastTradeAt: r.last_trade_at as Date,
       };
       state.activity.load(a.wallet, a);
-    });
-    query('SELECT * FROM user_stats WHERE wallet = ANY($1)', [wallets], (r) => {
+    }
+    for (const r of await t.any<Row>('SELECT * FROM user_stats WHERE wallet = ANY($1)', [wallets])) {
       const s: UserStatsRow = {
         wallet: r.wallet as string,
         totalTrades: num(r.total_trades),
@@ -258,8 +255,8 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
         updatedAt: r.updated_at as Date,
       };
       state.stats.load(s.wallet, s);
-    });
-    query('SELECT * FROM user_achievements WHERE wallet = ANY($1)', [wallets], (r) => {
+    }
+    for (const r of await t.any<Row>('SELECT * FROM user_achievements WHERE wallet = ANY($1)', [wallets])) {
       const a: UserAchievementRow = {
         wallet: r.wallet as string,
         achievementId: num(r.achievement_id),
@@ -268,10 +265,10 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
         updatedAt: r.updated_at as Date,
       };
       state.userAchievements.load(achievementKey(a.wallet, a.achievementId), a);
-    });
+    }
   }
   if (k.lockWallets.size) {
-    query('SELECT * FROM referral_locks WHERE wallet = ANY($1)', [[...k.lockWallets]], (r) => {
+    for (const r of await t.any<Row>('SELECT * FROM referral_locks WHERE wallet = ANY($1)', [[...k.lockWallets]])) {
       const l: ReferralLockRow = {
         wallet: r.wallet as string,
         referrer: r.referrer as string,
@@ -282,26 +279,25 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
         txSignature: r.tx_signature as string,
       };
       state.locks.load(l.wallet, l);
-    });
+    }
   }
   if (k.earnings.size) {
     const list = [...k.earnings.values()];
-    query(
+    const rows = await t.any<Row>(
       `SELECT e.* FROM referrer_earnings e
          JOIN unnest($1::text[], $2::text[]) AS k(w, m) ON e.wallet = k.w AND e.settlement_mint = k.m`,
       [list.map((e) => e.wallet), list.map((e) => e.mint)],
-      (r) => {
-        const e: ReferrerEarningsRow = {
-          wallet: r.wallet as string,
-          settlementMint: r.settlement_mint as string,
-          accumulated: big(r.accumulated),
-          totalEarned: big(r.total_earned),
-          totalClaimed: big(r.total_claimed),
-          lastCreditAt: r.last_credit_at as Date | null,
-        };
-        state.earnings.load(earningsKey(e.wallet, e.settlementMint), e);
-      },
     );
+    for (const r of rows) {
+      const e: ReferrerEarningsRow = {
+        wallet: r.wallet as string,
+        settlementMint: r.settlement_mint as string,
+        accumulated: big(r.accumulated),
+        totalEarned: big(r.total_earned),
+        totalClaimed: big(r.total_claimed),
+        lastCreditAt: r.last_credit_at as Date | null,
+      };
+      state.earnings.load(earningsKey(e.wallet, e.settlementMint), e);
+    }
   }
-  for (const q of queries) (await t.any<Row>(q.sql, q.values)).forEach(q.each);
 }
