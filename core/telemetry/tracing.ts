@@ -41,4 +41,3 @@ export function startTracing(opts: { endpoint: string | undefined; serviceName: 
   sdk.start();
   return { enabled: true, shutdown: () => sdk.shutdown() };
 }
-
