@@ -3,9 +3,10 @@
  *
  * pg turns a JS array parameter into the same literal, but dispatches on every element's type
  * and runs two regular expressions over every string; the projector sends hundreds of
- * thousands of elements a second (addresses, signatures, numbers as text), which made that
- * the largest single cost of the write phase. Strings are always quoted (so 'NULL' and ''
- * stay strings) and escaped only when they hold a quote or a backslash.
+ * thousands of elements a second (addresses, signatures, numbers as text, event bytes as
+ * hex), which made that the largest cost of building the batch's statements in the indexer's
+ * CPU profile. Strings are always quoted (so 'NULL' and '' stay strings) and escaped only
+ * when they hold a quote or a backslash.
  */
 let lastDateMs = Number.NaN;
 let lastDateIso = '';
