@@ -72,8 +72,9 @@ export function requestMetrics(metrics: Metrics) {
   return (req: Request, res: Response, next: NextFunction) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      const template = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
-      if (req.route?.path) nameServerSpan(template);
+      const routed = req.route?.path !== undefined;
+      const template = routed ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      if (routed) nameServerSpan(template);
       const labels = { method: req.method, route: template, status: String(res.statusCode) };
       metrics.apiRequests.inc(labels);
       metrics.apiRequestDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);

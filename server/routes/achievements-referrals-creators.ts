@@ -21,6 +21,8 @@ const achievement = (r: Row) => ({
 });
 
 const walletParam = Joi.object({ wallet: base58Address.required() });
+const mintQuery = Joi.object({ mint: base58Address });
+const leaderboardQuery = Joi.object({ limit: limit(25, 100) });
 
 export function achievementsReferralsCreatorsRouter(db: Db, g: Guards): Router {
   const r = Router();
@@ -63,7 +65,7 @@ export function achievementsReferralsCreatorsRouter(db: Db, g: Guards): Router {
 
   r.get('/v2/referrer/:wallet/earnings', pub, async (req, res) => {
     const { wallet } = parse(walletParam, req.params, 'path');
-    const q = parse(Joi.object({ mint: base58Address }), req.query, 'query');
+    const q = parse(mintQuery, req.query, 'query');
     const [row, referees] = await Promise.all([
       db.oneOrNone<Row>(
         `SELECT * FROM referrer_earnings WHERE wallet = $1 AND ($2::text IS NULL OR settlement_mint = $2)
@@ -88,7 +90,7 @@ export function achievementsReferralsCreatorsRouter(db: Db, g: Guards): Router {
   });
 
   r.get('/v2/referrals/leaderboard', pub, async (req, res) => {
-    const q = parse(Joi.object({ limit: limit(25, 100) }), req.query, 'query');
+    const q = parse(leaderboardQuery, req.query, 'query');
     const rows = await db.any<Row>(
       `SELECT e.wallet, sum(e.accumulated)::text AS accumulated, sum(e.total_earned)::text AS total_earned,
               sum(e.total_claimed)::text AS total_claimed,

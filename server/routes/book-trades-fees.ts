@@ -12,6 +12,10 @@ import type { Guards } from './guards';
 type Row = Record<string, unknown>;
 const FEE_HISTORY = 25;
 
+// Schemas are built once, not per request.
+const topQuery = Joi.object({ market: base58Address });
+const tradesQuery = Joi.object({ tx: base58Signature, limit: limit(100, 500) });
+
 export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache, program: { programId: string; chainId: string }): Router {
   const read = g.ip('public_read');
   const r = Router();
@@ -23,7 +27,7 @@ export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache, program: 
   });
 
   r.get('/orderbook/top', read, async (req, res) => {
-    const q = parse(Joi.object({ market: base58Address }), req.query, 'query');
+    const q = parse(topQuery, req.query, 'query');
     const c = await hot.get(`top:${q.market ?? ''}`, async () => {
       const m = q.market
       ? await db.oneOrNone<Row>('SELECT address, best_bid, best_ask FROM markets WHERE address = $1', [q.market])
@@ -36,7 +40,7 @@ export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache, program: 
   });
 
   r.get('/trades', read, async (req, res) => {
-    const q = parse(Joi.object({ tx: base58Signature, limit: limit(100, 500) }), req.query, 'query');
+    const q = parse(tradesQuery, req.query, 'query');
     const rows = q.tx
       ? await tradesOfTransaction(db, q.tx, q.limit)
       : await db.any<Row>('SELECT * FROM trades ORDER BY id DESC LIMIT $1', [q.limit]);

@@ -56,6 +56,10 @@ function position(r: Row) {
   };
 }
 
+const txTradesQuery = Joi.object({ tx: base58Signature.required(), limit: limit(100, 500) });
+const ordersQuery = Joi.object({ status: Joi.string().valid('open', 'filled', 'cancelled'), limit: limit(50, 100), offset: offset() });
+const positionsQuery = Joi.object({ settled: Joi.boolean().truthy('true').falsy('false'), owner: base58Address, limit: limit(50, 100), offset: offset() });
+
 export function ordersPositionsRouter(db: Db, g: Guards): Router {
   const r = Router();
   const sensitive = g.wallet('sensitive');
@@ -66,14 +70,10 @@ export function ordersPositionsRouter(db: Db, g: Guards): Router {
     (req, res, next) => (typeof req.query.tx === 'string' ? g.ip('public_read')(req, res, next) : sensitive(req, res, next)),
     async (req, res) => {
       if (req.wallet === undefined) {
-        const q = parse(Joi.object({ tx: base58Signature.required(), limit: limit(100, 500) }), req.query, 'query');
+        const q = parse(txTradesQuery, req.query, 'query');
         return void res.json({ trades: (await tradesOfTransaction(db, q.tx, q.limit)).map(trade) });
       }
-      const q = parse(
-        Joi.object({ status: Joi.string().valid('open', 'filled', 'cancelled'), limit: limit(50, 100), offset: offset() }),
-        req.query,
-        'query',
-      );
+      const q = parse(ordersQuery, req.query, 'query');
       const status = q.status === undefined ? null : OrderStatusCode[q.status as 'open' | 'filled' | 'cancelled'];
       const filter = status === null ? '' : 'AND o.status_code = $4';
       const [rows, count] = await Promise.all([
@@ -89,11 +89,7 @@ export function ordersPositionsRouter(db: Db, g: Guards): Router {
   );
 
   r.get('/positions', sensitive, async (req, res) => {
-    const q = parse(
-      Joi.object({ settled: Joi.boolean().truthy('true').falsy('false'), owner: base58Address, limit: limit(50, 100), offset: offset() }),
-      req.query,
-      'query',
-    );
+    const q = parse(positionsQuery, req.query, 'query');
     // Anti-enumeration (spec 4.6 rule 1): asking for someone else's positions looks like nothing.
     if (q.owner !== undefined && q.owner !== req.wallet) throw new ApiError('NOT_FOUND', 'Positions not found');
     const filter = q.settled === undefined ? '' : 'AND p.settled = $4';

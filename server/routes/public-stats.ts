@@ -14,6 +14,9 @@ export const DAILY_CHALLENGES = [
   { code: 'volume_50m', name: 'Trade 50,000,000 base units today', metric: 'volume', target: 50_000_000 },
 ] as const;
 
+const leaderboardQuery = Joi.object({ metric: Joi.string().valid('pnl', 'volume', 'trades').default('pnl'), limit: limit(25, 100) });
+const addressParam = Joi.object({ address: base58Address.required() });
+
 export function publicStatsRouter(db: Db, g: Guards): Router {
   const r = Router();
   const pub = g.ip('public');
@@ -48,7 +51,7 @@ export function publicStatsRouter(db: Db, g: Guards): Router {
   });
 
   r.get('/leaderboard', pub, async (req, res) => {
-    const q = parse(Joi.object({ metric: Joi.string().valid('pnl', 'volume', 'trades').default('pnl'), limit: limit(25, 100) }), req.query, 'query');
+    const q = parse(leaderboardQuery, req.query, 'query');
     const order = { pnl: 's.total_pnl DESC NULLS LAST', volume: 'a.volume DESC', trades: 'a.trades_count DESC' }[q.metric as 'pnl' | 'volume' | 'trades'];
     const rows = await db.any<Row>(
       `SELECT a.wallet, a.volume::text AS volume, a.trades_count::int AS trades, COALESCE(s.total_pnl, 0)::text AS pnl,
@@ -97,7 +100,7 @@ export function publicStatsRouter(db: Db, g: Guards): Router {
   });
 
   r.get('/v2/wallet/:address/analytics', pub, async (req, res) => {
-    const { address } = parse(Joi.object({ address: base58Address.required() }), req.params, 'path');
+    const { address } = parse(addressParam, req.params, 'path');
     const w = await db.one<Row>(
       `SELECT (SELECT total_pnl::text FROM user_stats WHERE wallet = $1) AS total_pnl,
               (SELECT total_trades FROM user_stats WHERE wallet = $1) AS settled,

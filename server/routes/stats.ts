@@ -94,6 +94,13 @@ async function pnlHistory(db: Db, wallet: string, days: number) {
 }
 
 const daysSchema = Joi.object({ days: Joi.number().integer().min(1).max(365).default(30) });
+const walletParam = Joi.object({ wallet: base58Address.required() });
+const tradesQuery = Joi.object({
+  limit: Joi.number().integer().min(1).max(1000).default(20),
+  cursor: Joi.string().max(200),
+  offset: Joi.number().integer().min(0).max(1_000_000),
+  outcome: Joi.string().valid('win', 'loss'),
+});
 
 /** Opaque keyset cursor over (settled_at, id), newest first. */
 const encodeCursor = (settledAt: Date, id: number) => Buffer.from(`${settledAt.toISOString()}|${id}`).toString('base64url');
@@ -126,7 +133,7 @@ export function statsRouter(db: Db, g: Guards): Router {
   });
 
   r.get('/stats/user/:wallet/pnl-history', g.ip('public'), async (req, res) => {
-    const { wallet } = parse(Joi.object({ wallet: base58Address.required() }), req.params, 'path');
+    const { wallet } = parse(walletParam, req.params, 'path');
     const q = parse(daysSchema, req.query, 'query');
     res.json({ data: { history: await pnlHistory(db, wallet, q.days) } });
   });
@@ -137,16 +144,7 @@ export function statsRouter(db: Db, g: Guards): Router {
         { field: 'query.cursor', message: 'cursor cannot be combined with offset' },
       ]);
     }
-    const q = parse(
-      Joi.object({
-        limit: Joi.number().integer().min(1).max(1000).default(20),
-        cursor: Joi.string().max(200),
-        offset: Joi.number().integer().min(0).max(1_000_000),
-        outcome: Joi.string().valid('win', 'loss'),
-      }),
-      req.query,
-      'query',
-    );
+    const q = parse(tradesQuery, req.query, 'query');
     const params: unknown[] = [req.wallet, q.limit + 1];
     const where = ['wallet = $1'];
     if (q.outcome) {
