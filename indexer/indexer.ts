@@ -96,6 +96,7 @@ export function createIndexer(opts: {
     timer.unref();
     try {
       const epoch = lock.epoch;
+      let publishing: Promise<void> = Promise.resolve();
       const commitOne = async (prepared: PreparedBatch): Promise<void> => {
         const result = await projector.commit(prepared, { writerEpoch: epoch });
         const committedAt = performance.now();
@@ -113,8 +114,15 @@ export function createIndexer(opts: {
           metrics.indexerLastProcessedSlot.set(st.lastProcessedSlot);
           if (st.chainTip !== null) metrics.indexerSlotLag.set(Math.max(0, st.chainTip - st.lastProcessedSlot));
         }
-        const publishMs = await publish(result.messages, committedAt);
-        for (const l of listeners) l(result, publishMs);
+        // The next commit need not wait for this publish, but publishes stay in commit order
+        // and at most one runs behind the commits, so Redis trouble cannot queue up batches.
+        const previous = publishing;
+        publishing = previous.then(async () => {
+          const publishMs = await publish(result.messages, committedAt);
+          for (const l of listeners) l(result, publishMs);
+        });
+        publishing.catch(() => {}); // surfaced by the next commit or the end of the loop
+        await previous;
       };
       // Two-stage pipeline: the next batch is parsed and decoded (CPU) while the previous
       // one is being written (database I/O). Commits stay strictly in order, one at a time.
@@ -128,6 +136,7 @@ export function createIndexer(opts: {
         inflight.catch(() => {}); // surfaced by the await above or below, not as unhandled
       }
       if (inflight) await inflight;
+      await publishing;
       await heartbeat();
     } finally {
       clearInterval(timer);

@@ -12,7 +12,7 @@ import { createMetrics } from '../core/telemetry/metrics';
 import { createIndexer } from '../indexer/indexer';
 import { MarketSimulator } from '../indexer/sources/simulator/engine';
 import type { Source } from '../indexer/sources/types';
-import { dropDatabase, freshDatabase, pct, REDIS_URL, startProfile } from './support';
+import { dropDatabase, freshDatabase, pct, postgresCpuSeconds, REDIS_URL, startProfile } from './support';
 
 const TARGET_EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 2_000);
@@ -81,9 +81,12 @@ export async function run(): Promise<void> {
   const profile = await startProfile(process.env.BENCH_PROFILE);
   const start = performance.now();
   const cpuStart = process.cpuUsage();
+  const pgCpuStart = postgresCpuSeconds();
   await indexer.run();
   const indexMs = performance.now() - start;
   const cpu = process.cpuUsage(cpuStart);
+  const pgCpuEnd = postgresCpuSeconds();
+  const pgCpu = pgCpuStart === null || pgCpuEnd === null ? null : pgCpuEnd - pgCpuStart;
   await profile();
   const deadLetters = (await database.db.one('SELECT count(*)::int AS n FROM dead_letters')).n as number;
   await database.close();
@@ -129,6 +132,7 @@ export async function run(): Promise<void> {
     ['indexer wall time', `${(indexMs / 1000).toFixed(2)} s`],
     ['indexer throughput', `${Math.round(indexRate)} events/s`],
     ['indexer process CPU (user + system)', `${((cpu.user + cpu.system) / 1e6).toFixed(2)} s, ${((cpu.user + cpu.system) / applied).toFixed(1)} µs/event`],
+    ['PostgreSQL server CPU (all its processes)', pgCpu === null ? 'n/a (not a local server)' : `${pgCpu.toFixed(2)} s, ${((pgCpu * 1e6) / applied).toFixed(1)} µs/event`],
     ['raw batched insert (ceiling)', `${Math.round(rawRate)} events/s`],
     ['ratio indexer / ceiling', (indexRate / rawRate).toFixed(2)],
     ['commit-to-publish p50 / p99', `${pct(publishMs, 50).toFixed(2)} / ${pct(publishMs, 99).toFixed(2)} ms (${messages} messages)`],

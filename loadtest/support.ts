@@ -1,4 +1,5 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
 
@@ -76,4 +77,37 @@ export async function startProfile(file: string | undefined): Promise<() => Prom
     session.disconnect();
     process.stderr.write(`CPU profile of the measured phase written to ${file}\n`);
   };
+}
+
+/** CPU seconds (user + system) the process used so far; /proc counts in USER_HZ (100 on Linux). */
+export const cpuSeconds = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
+/**
+ * CPU seconds used so far by every process of this machine's PostgreSQL server (backends,
+ * WAL writer, checkpointer...), so a benchmark can tell whether the server or the client is
+ * the bottleneck. Null where the database is not a local PostgreSQL visible in /proc.
+ * Exited backends stop counting, so take both readings while the benchmark's connections live.
+ */
+export function postgresCpuSeconds(): number | null {
+  let total = 0;
+  let found = false;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      total += cpuSeconds(Number(pid));
+      found = true;
+    } catch {
+      // the process exited between the listing and the read
+    }
+  }
+  return found ? total : null;
 }

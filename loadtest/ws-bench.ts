@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { migrate } from '../core/db/migrate';
 import { createRedis, redisReady } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
-import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';
+import { build, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';
 import type { PublishJob } from './ws-publisher';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1_000);
@@ -15,12 +15,6 @@ const CHANNEL = 'orderbook:1';
 const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : 0;
-};
-
-/** CPU seconds (user + system) the process used so far; /proc counts in USER_HZ (100 on Linux). */
-const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 };
 
 /** Every client records, per seq, how many clients got it and when the last one did. */

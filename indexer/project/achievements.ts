@@ -1,11 +1,9 @@
 import type { EventContext } from './context';
+import type { TraderActivityRow, UserStatsRow } from './rows';
 import type { BatchState } from './state';
-import { achievementKey } from './state';
 
 /** The projector's achievement metrics (the `metric` column of the catalog). */
-function metricValue(state: BatchState, wallet: string, metric: string): number {
-  const activity = state.activity.get(wallet);
-  const stats = state.stats.get(wallet);
+function metricValue(metric: string, activity: TraderActivityRow | undefined, stats: UserStatsRow | undefined): number {
   switch (metric) {
     case 'trades':
       return activity?.tradesCount ?? 0;
@@ -28,9 +26,14 @@ function metricValue(state: BatchState, wallet: string, metric: string): number 
  * of the event that first reached its threshold. Rows exist once progress is above zero.
  */
 export function updateAchievements(state: BatchState, wallet: string, ctx: EventContext): void {
-  for (const def of state.achievements) {
-    const progress = Math.min(metricValue(state, wallet, def.metric), def.threshold);
-    const key = achievementKey(wallet, def.id);
+  // Runs for both sides of every fill: the wallet's rows and keys are looked up once.
+  const activity = state.activity.get(wallet);
+  const stats = state.stats.get(wallet);
+  const keys = state.achievementKeys(wallet);
+  for (let i = 0; i < state.achievements.length; i++) {
+    const def = state.achievements[i]!;
+    const progress = Math.min(metricValue(def.metric, activity, stats), def.threshold);
+    const key = keys[i]!;
     const row = state.userAchievements.get(key);
     if (!row) {
       if (progress === 0) continue;

@@ -57,8 +57,8 @@ export interface PreparedBatch {
   result: BatchResult;
   parsed: ParsedTransaction[];
   candidates: DeadLetter[];
-  rawRows: { signature: string; eventIndex: number; slot: number; blockTime: Date; kind: string; data: Uint8Array }[];
-  eventsByKey: Map<string, NewEvent>;
+  /** The batch's decoded events in chain order: the ledger rows and, if new, what is applied. */
+  events: NewEvent[];
 }
 
 export interface Projector {
@@ -149,8 +149,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
     result.transactions = parsed.length;
     if (parsed.length) result.slot = parsed[parsed.length - 1]!.slot;
 
-    const rawRows: PreparedBatch['rawRows'] = [];
-    const eventsByKey = new Map<string, NewEvent>();
+    const events: NewEvent[] = [];
     for (const p of parsed) {
       const blockTime = new Date((p.blockTime ?? 0) * 1000);
       for (const inv of p.invalid) {
@@ -167,21 +166,16 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
         continue;
       }
       for (const e of p.events) {
-        rawRows.push({ signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime, kind: e.event.kind, data: e.bytes });
-        eventsByKey.set(`${p.signature}:${e.index}`, {
-          ctx: { signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime },
-          event: e.event,
-          bytes: e.bytes,
-        });
+        events.push({ ctx: { signature: p.signature, eventIndex: e.index, slot: p.slot, blockTime }, event: e.event, bytes: e.bytes });
       }
     }
 
     phase('parse');
-    return { result, parsed, candidates, rawRows, eventsByKey };
+    return { result, parsed, candidates, events };
   }
 
   async function commit(batch: PreparedBatch, { writerEpoch }: { writerEpoch: number }): Promise<BatchResult> {
-    const { result, parsed, candidates, rawRows, eventsByKey } = batch;
+    const { result, parsed, candidates, events } = batch;
     const phase = phaseTimer(result);
     const state = await opts.db.tx('index-batch', async (t) => {
       const cursor = await t.one<{ writer_epoch: string; next_ids: Record<string, number> }>(
@@ -197,69 +191,54 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
         threshold: r.threshold,
       }));
 
-      if (parsed.length) {
-        await t.none({
-          text: `INSERT INTO processed_transactions (signature, slot, block_time, event_count, failed)
-                 SELECT * FROM unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::int[], $5::boolean[]) ON CONFLICT DO NOTHING`,
-          values: [
-            pgArray(parsed, (p) => p.signature),
-            pgArray(parsed, (p) => p.slot),
-            pgArray(parsed, (p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000))),
-            pgArray(parsed, (p) => p.events.length + p.invalid.length),
-            pgArray(parsed, (p) => p.failed),
-          ],
-        } as never);
-      }
-
-      // The ledger decides what is new: only rows this insert created are applied. The usual
-      // batch is all new, so a plain insert is tried first (no conflict handling, nothing
-      // returned); a duplicate makes it fail and the batch is sorted out row by row instead.
-      const fresh: NewEvent[] = [];
-      if (rawRows.length) {
-        const columns = [
-          pgArray(rawRows, (r) => r.signature),
-          pgArray(rawRows, (r) => r.eventIndex),
-          pgArray(rawRows, (r) => r.slot),
-          pgArray(rawRows, (r) => r.blockTime),
-          pgArray(rawRows, (r) => r.kind),
-          pgArray(rawRows, (r) => r.data),
-        ];
-        const insert = `INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
-                        SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])`;
-        await t.none('SAVEPOINT ledger');
-        try {
-          await t.none({ text: insert, values: columns } as never);
-          await t.none('RELEASE SAVEPOINT ledger');
-          fresh.push(...eventsByKey.values());
-        } catch (err) {
-          if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
-          await t.none('ROLLBACK TO SAVEPOINT ledger');
-          const inserted = await t.any<{ signature: string; event_index: number }>(
-            { text: `${insert} ON CONFLICT DO NOTHING RETURNING signature, event_index`, values: columns } as never,
-          );
-          // RETURNING order is not guaranteed: walk the batch in chain order instead.
-          const created = new Set(inserted.map((r) => `${r.signature}:${r.event_index}`));
-          for (const [key, e] of eventsByKey) if (created.has(key)) fresh.push(e);
-        }
-      }
-      result.duplicates = rawRows.length - fresh.length;
-      phase('ledger');
-
-      const st = new BatchState({ ...cursor.next_ids }, achievements);
-      await loadState(t, st, fresh.map((f) => f.event));
+      // Optimistic path: the usual batch is all new, so its state is loaded and its events
+      // applied in memory while PostgreSQL inserts the ledger rows in one plain statement
+      // (no conflict handling, nothing returned). A duplicate makes that insert fail; the
+      // in-memory work is then thrown away and the batch sorted out row by row.
+      let st = new BatchState({ ...cursor.next_ids }, achievements);
+      await loadState(t, st, events.map((f) => f.event));
       phase('load');
-      for (const f of fresh) {
-        try {
-          applyEvent(st, f.event, f.ctx);
-          result.applied += 1;
-          result.appliedByKind.set(f.event.kind, (result.appliedByKind.get(f.event.kind) ?? 0) + 1);
-        } catch (err) {
-          if (!(err instanceof Contradiction)) throw err;
-          candidates.push({ signature: f.ctx.signature, eventIndex: f.ctx.eventIndex, slot: f.ctx.slot, kind: f.event.kind, reason: err.reason, detail: err.message, data: f.bytes });
-        }
+      const ledger = ledgerStatement(parsed, events);
+      await t.none('SAVEPOINT ledger');
+      const inserted = t.none({ text: ledger.text, values: ledger.values } as never).then(
+        () => true,
+        (err: { code?: string }) => {
+          if (err.code !== UNIQUE_VIOLATION) throw err;
+          return false;
+        },
+      );
+      inserted.catch(() => {}); // a failure is awaited below, after the apply
+      let applied: Applied;
+      try {
+        applied = await applyAll(st, events);
+      } catch (err) {
+        await inserted.catch(() => {}); // the transaction's rollback must not queue behind it
+        throw err;
       }
-      finalizeBook(st);
       phase('apply');
+      if (await inserted) {
+        await t.none('RELEASE SAVEPOINT ledger');
+        phase('ledger');
+      } else {
+        await t.none('ROLLBACK TO SAVEPOINT ledger');
+        const rows = await t.any<{ signature: string; event_index: number }>(
+          { text: `${ledger.text} ON CONFLICT DO NOTHING RETURNING signature, event_index`, values: ledger.values } as never,
+        );
+        // RETURNING order is not guaranteed: walk the batch in chain order instead.
+        const created = new Set(rows.map((r) => `${r.signature}:${r.event_index}`));
+        const fresh = events.filter((e) => created.has(`${e.ctx.signature}:${e.ctx.eventIndex}`));
+        phase('ledger');
+        st = new BatchState({ ...cursor.next_ids }, achievements);
+        await loadState(t, st, fresh.map((f) => f.event));
+        phase('load');
+        applied = await applyAll(st, fresh);
+        phase('apply');
+      }
+      result.duplicates = events.length - applied.considered;
+      result.applied = applied.count;
+      result.appliedByKind = applied.byKind;
+      candidates.push(...applied.contradictions);
+      finalizeBook(st);
       await writeState(t, writers, st);
 
       if (candidates.length) {
@@ -297,6 +276,64 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
   }
 
   return { prepare, prepareInSlices, commit, applyBatch: (txs, o) => commit(prepare(txs), o) };
+}
+
+/**
+ * The ledger insert: the batch's transactions (`processed_transactions`, where a repeat is
+ * harmless) and its events (`raw_events`, where a repeat is the signal to sort the batch out),
+ * in one statement so that one round trip covers both while the events are applied.
+ */
+function ledgerStatement(parsed: ParsedTransaction[], events: NewEvent[]): { text: string; values: string[] } {
+  return {
+    text: `WITH tx AS (
+             INSERT INTO processed_transactions (signature, slot, block_time, event_count, failed)
+             SELECT * FROM unnest($7::text[], $8::bigint[], $9::timestamptz[], $10::int[], $11::boolean[])
+             ON CONFLICT DO NOTHING)
+           INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
+           SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])`,
+    values: [
+      pgArray(events, (e) => e.ctx.signature),
+      pgArray(events, (e) => e.ctx.eventIndex),
+      pgArray(events, (e) => e.ctx.slot),
+      pgArray(events, (e) => e.ctx.blockTime),
+      pgArray(events, (e) => e.event.kind),
+      pgArray(events, (e) => e.bytes),
+      pgArray(parsed, (p) => p.signature),
+      pgArray(parsed, (p) => p.slot),
+      pgArray(parsed, (p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000))),
+      pgArray(parsed, (p) => p.events.length + p.invalid.length),
+      pgArray(parsed, (p) => p.failed),
+    ],
+  };
+}
+
+interface Applied {
+  /** Events given to the batch state (applied or dead-lettered). */
+  considered: number;
+  count: number;
+  byKind: Map<string, number>;
+  contradictions: DeadLetter[];
+}
+
+/**
+ * Applies events in chain order, yielding to the event loop between slices so that the
+ * ledger insert in flight is answered (and the next batch's parse goes on) meanwhile.
+ */
+async function applyAll(st: BatchState, events: NewEvent[], slice = 500): Promise<Applied> {
+  const out: Applied = { considered: events.length, count: 0, byKind: new Map(), contradictions: [] };
+  for (let i = 0; i < events.length; i++) {
+    const f = events[i]!;
+    try {
+      applyEvent(st, f.event, f.ctx);
+      out.count += 1;
+      out.byKind.set(f.event.kind, (out.byKind.get(f.event.kind) ?? 0) + 1);
+    } catch (err) {
+      if (!(err instanceof Contradiction)) throw err;
+      out.contradictions.push({ signature: f.ctx.signature, eventIndex: f.ctx.eventIndex, slot: f.ctx.slot, kind: f.event.kind, reason: err.reason, detail: err.message, data: f.bytes });
+    }
+    if ((i + 1) % slice === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return out;
 }
 
 /** Best bid and ask of every market whose book changed, from its level rows. */

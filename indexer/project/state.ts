@@ -114,6 +114,17 @@ export class BatchState {
     return id;
   }
 
+  private readonly walletAchievementKeys = new Map<string, string[]>();
+  /** The `userAchievements` keys of a wallet, one per catalog entry in catalog order. */
+  achievementKeys(wallet: string): string[] {
+    let keys = this.walletAchievementKeys.get(wallet);
+    if (!keys) {
+      keys = this.achievements.map((def) => achievementKey(wallet, def.id));
+      this.walletAchievementKeys.set(wallet, keys);
+    }
+    return keys;
+  }
+
   idCounters(): Record<string, number> {
     return { ...this.nextIds };
   }
