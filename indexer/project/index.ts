@@ -65,10 +65,10 @@ export interface Projector {
   /** Pure CPU work (parse, decode, key): needs no database. */
   prepare(transactions: RawTransaction[]): PreparedBatch;
   /**
-   * The same, yielding to the event loop every `slice` transactions, so that a commit in
-   * flight keeps receiving its query results while the next batch is parsed.
+   * The same, yielding to the event loop whenever `sliceMs` of work went by, so that a commit
+   * in flight keeps receiving its query results while the next batch is parsed.
    */
-  prepareInSlices(transactions: RawTransaction[], slice?: number): Promise<PreparedBatch>;
+  prepareInSlices(transactions: RawTransaction[], sliceMs?: number): Promise<PreparedBatch>;
   /** The one database transaction: ledger, projections, cursor. */
   commit(batch: PreparedBatch, opts: { writerEpoch: number }): Promise<BatchResult>;
   applyBatch(transactions: RawTransaction[], opts: { writerEpoch: number }): Promise<BatchResult>;
@@ -102,11 +102,12 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
     return p.finish();
   }
 
-  async function prepareInSlices(transactions: RawTransaction[], slice = 100): Promise<PreparedBatch> {
+  async function prepareInSlices(transactions: RawTransaction[], sliceMs = SLICE_MS): Promise<PreparedBatch> {
     const p = startPrepare();
-    for (let i = 0; i < transactions.length; i++) {
-      p.add(transactions[i]!);
-      if ((i + 1) % slice === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const slicer = timeSlicer(sliceMs);
+    for (const raw of transactions) {
+      p.add(raw);
+      if (slicer.due()) await slicer.pause();
     }
     return p.finish();
   }
@@ -319,10 +320,10 @@ interface Applied {
  * Applies events in chain order, yielding to the event loop between slices so that the
  * ledger insert in flight is answered (and the next batch's parse goes on) meanwhile.
  */
-async function applyAll(st: BatchState, events: NewEvent[], slice = 500): Promise<Applied> {
+async function applyAll(st: BatchState, events: NewEvent[]): Promise<Applied> {
   const out: Applied = { considered: events.length, count: 0, byKind: new Map(), contradictions: [] };
-  for (let i = 0; i < events.length; i++) {
-    const f = events[i]!;
+  const slicer = timeSlicer(SLICE_MS);
+  for (const f of events) {
     try {
       applyEvent(st, f.event, f.ctx);
       out.count += 1;
@@ -331,9 +332,28 @@ async function applyAll(st: BatchState, events: NewEvent[], slice = 500): Promis
       if (!(err instanceof Contradiction)) throw err;
       out.contradictions.push({ signature: f.ctx.signature, eventIndex: f.ctx.eventIndex, slot: f.ctx.slot, kind: f.event.kind, reason: err.reason, detail: err.message, data: f.bytes });
     }
-    if ((i + 1) % slice === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (slicer.due()) await slicer.pause();
   }
   return out;
+}
+
+/**
+ * The longest stretch of CPU work between two turns of the event loop. The commit in flight
+ * waits for its query results while the next batch is parsed on the same thread; with slices
+ * of 100 transactions (several milliseconds here), every one of the commit's ~30 statements
+ * waited that long for its turn and PostgreSQL sat idle meanwhile.
+ */
+const SLICE_MS = 1;
+
+function timeSlicer(budgetMs: number) {
+  let since = performance.now();
+  return {
+    due: () => performance.now() - since >= budgetMs,
+    async pause(): Promise<void> {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      since = performance.now();
+    },
+  };
 }
 
 /** Best bid and ask of every market whose book changed, from its level rows. */
