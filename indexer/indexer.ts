@@ -126,8 +126,8 @@ export function createIndexer(opts: {
       };
       // Two-stage pipeline: the next batch is parsed and decoded (CPU) while the previous
       // one is being written (database I/O). Commits stay strictly in order, one at a time.
-      // Parsing yields every 100 transactions so the commit's query results are handled
-      // as they arrive instead of after the whole parse.
+      // Parsing yields to the event loop after each millisecond of work, so the commit's
+      // query results are handled as they arrive instead of after the whole parse.
       let inflight: Promise<void> | undefined;
       for await (const txs of source.batches(lock.cursor, controller.signal)) {
         const prepared = await projector.prepareInSlices(txs);
