@@ -92,6 +92,8 @@ export const cpuSeconds = (pid: number) => {
  * Exited backends stop counting, so take both readings while the benchmark's connections live.
  */
 export function postgresCpuSeconds(): number | null {
+  const host = new URL(ADMIN_URL).hostname;
+  if (!['localhost', '127.0.0.1', '[::1]', ''].includes(host)) return null;
   let total = 0;
   let found = false;
   let pids: string[];

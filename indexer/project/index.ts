@@ -238,21 +238,22 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
       result.duplicates = events.length - applied.considered;
       result.applied = applied.count;
       result.appliedByKind = applied.byKind;
-      candidates.push(...applied.contradictions);
+      // A new array: the prepared batch stays as it was, whatever happens to this attempt.
+      const letters = [...candidates, ...applied.contradictions];
       finalizeBook(st);
       await writeState(t, writers, st);
 
-      if (candidates.length) {
+      if (letters.length) {
         const stored = await t.map(
           opts.pgp.helpers.insert(
-            candidates.map((d) => ({ signature: d.signature, event_index: d.eventIndex, slot: d.slot, kind: d.kind, reason: d.reason, detail: d.detail, data: d.data ? Buffer.from(d.data) : null, source })),
+            letters.map((d) => ({ signature: d.signature, event_index: d.eventIndex, slot: d.slot, kind: d.kind, reason: d.reason, detail: d.detail, data: d.data ? Buffer.from(d.data) : null, source })),
             dlCs,
           ) + ' ON CONFLICT DO NOTHING RETURNING signature, event_index',
           [],
           (r: { signature: string; event_index: number }) => `${r.signature}:${r.event_index}`,
         );
         const storedSet = new Set(stored);
-        result.deadLetters = candidates.filter((d) => storedSet.has(`${d.signature}:${d.eventIndex}`));
+        result.deadLetters = letters.filter((d) => storedSet.has(`${d.signature}:${d.eventIndex}`));
       }
 
       const last = parsed[parsed.length - 1];
