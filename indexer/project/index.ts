@@ -6,7 +6,7 @@ import { Contradiction, type EventContext } from './context';
 import { loadState } from './load';
 import type { AchievementDef, MarketRow } from './rows';
 import { BatchState, PUBLISHED_MARKET_FIELDS } from './state';
-import { pgArray } from './pg-array';
+import { pgBinaryArray } from './pg-binary';
 import { createWriters, writeState } from './write';
 
 import type { ChannelUpdate } from '../../core/redis/updates';
@@ -285,7 +285,7 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
  * harmless) and its events (`raw_events`, where a repeat is the signal to sort the batch out),
  * in one statement so that one round trip covers both while the events are applied.
  */
-function ledgerStatement(parsed: ParsedTransaction[], events: NewEvent[]): { text: string; values: string[] } {
+function ledgerStatement(parsed: ParsedTransaction[], events: NewEvent[]): { text: string; values: Buffer[] } {
   return {
     text: `WITH tx AS (
              INSERT INTO processed_transactions (signature, slot, block_time, event_count, failed)
@@ -294,17 +294,17 @@ function ledgerStatement(parsed: ParsedTransaction[], events: NewEvent[]): { tex
            INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
            SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])`,
     values: [
-      pgArray(events, (e) => e.ctx.signature),
-      pgArray(events, (e) => e.ctx.eventIndex),
-      pgArray(events, (e) => e.ctx.slot),
-      pgArray(events, (e) => e.ctx.blockTime),
-      pgArray(events, (e) => e.event.kind),
-      pgArray(events, (e) => e.bytes),
-      pgArray(parsed, (p) => p.signature),
-      pgArray(parsed, (p) => p.slot),
-      pgArray(parsed, (p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000))),
-      pgArray(parsed, (p) => p.events.length + p.invalid.length),
-      pgArray(parsed, (p) => p.failed),
+      pgBinaryArray(events, 'text', (e) => e.ctx.signature),
+      pgBinaryArray(events, 'int4', (e) => e.ctx.eventIndex),
+      pgBinaryArray(events, 'int8', (e) => e.ctx.slot),
+      pgBinaryArray(events, 'timestamptz', (e) => e.ctx.blockTime),
+      pgBinaryArray(events, 'text', (e) => e.event.kind),
+      pgBinaryArray(events, 'bytea', (e) => e.bytes),
+      pgBinaryArray(parsed, 'text', (p) => p.signature),
+      pgBinaryArray(parsed, 'int8', (p) => p.slot),
+      pgBinaryArray(parsed, 'timestamptz', (p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000))),
+      pgBinaryArray(parsed, 'int4', (p) => p.events.length + p.invalid.length),
+      pgBinaryArray(parsed, 'bool', (p) => p.failed),
     ],
   };
 }

@@ -1,5 +1,6 @@
 import type { ITask } from 'pg-promise';
 import { pgArray } from './pg-array';
+import { pgBinaryArray, type BinaryElementType } from './pg-binary';
 import type { BatchState } from './state';
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -144,7 +145,17 @@ const TYPES: Record<string, string> = {
 export interface Writer {
   sql: string;
   props: string[];
+  /** Per prop: the binary element type, or null for a text array literal (numeric, date). */
+  binary: (BinaryElementType | null)[];
 }
+
+/**
+ * SQL types whose arrays go in binary format. numeric and date stay text literals: their
+ * binary forms (base-10000 digit groups, days since 2000) are not worth encoding by hand.
+ */
+const BINARY: Record<string, BinaryElementType> = {
+  bigint: 'int8', int: 'int4', smallint: 'int2', boolean: 'bool', text: 'text', timestamptz: 'timestamptz', bytea: 'bytea',
+};
 type Writers = { [K in keyof typeof SPECS]: Writer };
 
 /**
@@ -155,17 +166,18 @@ export function createWriters(): Writers {
   const out: Record<string, Writer> = {};
   for (const [key, spec] of Object.entries(SPECS) as [string, TableSpec][]) {
     const cols = spec.props.map(snake);
-    const arrays = cols.map((c, i) => {
+    const types = cols.map((c) => {
       const type = spec.table === 'user_stats' && c === 'total_trades' ? 'int' : TYPES[c];
       if (!type) throw new Error(`no SQL type for ${spec.table}.${c}`);
-      return `$${i + 1}::${type}[]`;
+      return type;
     });
+    const arrays = types.map((type, i) => `$${i + 1}::${type}[]`);
     let sql = `INSERT INTO ${spec.table} (${cols.join(', ')}) SELECT * FROM unnest(${arrays.join(', ')})`;
     if (spec.conflict) {
       const updates = cols.filter((c) => !spec.conflict!.includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
       sql += ` ON CONFLICT (${spec.conflict.join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
     }
-    out[key] = { sql, props: spec.props };
+    out[key] = { sql, props: spec.props, binary: types.map((type) => BINARY[type] ?? null) };
   }
   // Daily P&L rows add up across batches instead of being read first.
   out.dailyPnl!.sql = out.dailyPnl!.sql.replace(/ON CONFLICT.*$/, '') + ' ON CONFLICT (wallet, day) DO UPDATE SET pnl = daily_pnl.pnl + EXCLUDED.pnl';
@@ -179,7 +191,14 @@ interface Statement {
 
 function upsert(out: Statement[], w: Writer, rows: object[]): void {
   if (!rows.length) return;
-  out.push({ text: w.sql, values: w.props.map((p) => pgArray(rows as Record<string, unknown>[], (r) => r[p])) });
+  const rs = rows as Record<string, unknown>[];
+  out.push({
+    text: w.sql,
+    values: w.props.map((p, i) => {
+      const type = w.binary[i];
+      return type ? pgBinaryArray(rs, type, (r) => r[p]) : pgArray(rs, (r) => r[p]);
+    }),
+  });
 }
 
 /** The batch's writes, parents before children (foreign keys): one multi-row statement per table. */
@@ -198,7 +217,11 @@ function statements(writers: Writers, s: BatchState): Statement[] {
     out.push({
       text: `DELETE FROM orderbook_levels l USING unnest($1::text[], $2::smallint[], $3::int[]) AS k(m, s, p)
               WHERE l.market_address = k.m AND l.book_side = k.s AND l.price_bps = k.p`,
-      values: [pgArray(emptied, (l) => l.marketAddress), pgArray(emptied, (l) => l.bookSide), pgArray(emptied, (l) => l.priceBps)],
+      values: [
+        pgBinaryArray(emptied, 'text', (l) => l.marketAddress),
+        pgBinaryArray(emptied, 'int2', (l) => l.bookSide),
+        pgBinaryArray(emptied, 'int4', (l) => l.priceBps),
+      ],
     });
   }
   upsert(out, writers.levels, levels.filter((l) => l.quantity > 0n));
@@ -221,7 +244,7 @@ function statements(writers: Writers, s: BatchState): Statement[] {
   if (counts.length) {
     out.push({
       text: 'UPDATE market_counts c SET n = c.n + d.delta FROM unnest($1::smallint[], $2::bigint[]) AS d(state, delta) WHERE c.state = d.state',
-      values: [pgArray(counts, ([st]) => st), pgArray(counts, ([, d]) => d)],
+      values: [pgBinaryArray(counts, 'int2', ([st]) => st), pgBinaryArray(counts, 'int8', ([, d]) => d)],
     });
   }
   return out;

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { pgArray } from '../../indexer/project/pg-array';
 import { ADMIN_DATABASE_URL } from '../support/env';
 
-/** The projector's array literals, read back by real PostgreSQL through unnest(). */
+/** The projector's text array literals (numeric and date columns), read back by real PostgreSQL through unnest(). */
 describe('pgArray (real PostgreSQL)', () => {
   let pg: Client;
   beforeAll(async () => {
@@ -27,21 +27,28 @@ describe('pgArray (real PostgreSQL)', () => {
     );
   });
 
-  it('sends NULL for null and undefined, numbers, bigints beyond 2^53, booleans, dates and bytes', async () => {
+  it('sends NULL for null and undefined, numbers, bigints beyond 2^64 and dates as text', async () => {
     expect(await roundTrip('text', ['a', null, undefined, 'b'])).toEqual(['a', null, null, 'b']);
-    expect(await roundTrip('numeric', [0, -5, 2n ** 64n - 1n, -(2n ** 63n)])).toEqual(['0', '-5', '18446744073709551615', '-9223372036854775808']);
-    expect(await roundTrip('boolean', [true, false, null])).toEqual([true, false, null]);
-    const d = new Date('2026-01-02T03:04:05.678Z');
-    const e = new Date('2027-01-02T03:04:05.000Z');
-    expect((await roundTrip('timestamptz', [d, d, e, d])).map((x) => (x as Date).toISOString())).toEqual([d, d, e, d].map((x) => x.toISOString()));
-    const bytes = Buffer.from([0, 1, 0x5c, 0x22, 0xff]);
-    expect(await roundTrip('bytea', [bytes.subarray(1, 4), new Uint8Array(0), bytes])).toEqual([bytes.subarray(1, 4), Buffer.alloc(0), bytes]);
-    expect(await roundTrip('int', [])).toEqual([]);
+    expect(await roundTrip('numeric', [0, -5, 2n ** 64n - 1n, -(2n ** 63n), 2n ** 70n, null])).toEqual([
+      '0',
+      '-5',
+      '18446744073709551615',
+      '-9223372036854775808',
+      '1180591620717411303424',
+      null,
+    ]);
+    const days = (await roundTrip('date', ['2026-01-02', '1999-12-31'])) as Date[];
+    expect(days.map((d) => [d.getFullYear(), d.getMonth() + 1, d.getDate()])).toEqual([
+      [2026, 1, 2],
+      [1999, 12, 31],
+    ]);
+    expect(await roundTrip('numeric', [])).toEqual([]);
   });
 
   it('refuses what PostgreSQL would misread', () => {
     expect(() => pgArray([Number.NaN], (v) => v)).toThrow(RangeError);
-    expect(() => pgArray([new Date(Number.NaN)], (v) => v)).toThrow(RangeError);
+    expect(() => pgArray([Number.POSITIVE_INFINITY], (v) => v)).toThrow(RangeError);
     expect(() => pgArray([{}], (v) => v)).toThrow(TypeError);
+    expect(() => pgArray([true], (v) => v)).toThrow(TypeError); // booleans go in binary (pg-binary.ts)
   });
 });

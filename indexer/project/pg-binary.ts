@@ -1,0 +1,118 @@
+/**
+ * PostgreSQL binary array parameters (the `array_send` format) for the projector's
+ * `unnest($n::type[])` statements. pg sends a Buffer parameter in binary format, so PostgreSQL
+ * reads lengths and fixed-width values instead of parsing a text literal element by element
+ * (quotes, escapes, hex bytea, ISO timestamps).
+ */
+export type BinaryElementType = 'bool' | 'bytea' | 'int2' | 'int4' | 'int8' | 'text' | 'timestamptz';
+
+const OID: Record<BinaryElementType, number> = { bool: 16, bytea: 17, int8: 20, int2: 21, int4: 23, text: 25, timestamptz: 1184 };
+
+/** Microseconds between the Unix epoch and PostgreSQL's (2000-01-01). */
+const PG_EPOCH_MS = 946_684_800_000;
+
+/** One column of `rows` as a binary one-dimensional array of `type`; null and undefined are NULL. */
+export function pgBinaryArray<R>(rows: readonly R[], type: BinaryElementType, pick: (row: R) => unknown): Buffer {
+  const n = rows.length;
+  const values = new Array<unknown>(n);
+  let size = 20; // ndim, flags, element oid, dimension length, lower bound
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const v = pick(rows[i]!);
+    values[i] = v;
+    size += 4;
+    if (v === null || v === undefined) {
+      nulls = 1;
+      continue;
+    }
+    size += elementSize(type, v);
+  }
+  const buf = Buffer.allocUnsafe(n ? size : 12);
+  buf.writeInt32BE(n ? 1 : 0, 0);
+  buf.writeInt32BE(nulls, 4);
+  buf.writeInt32BE(OID[type], 8);
+  if (!n) return buf;
+  buf.writeInt32BE(n, 12);
+  buf.writeInt32BE(1, 16);
+  let at = 20;
+  for (let i = 0; i < n; i++) at = writeElement(buf, at, type, values[i]);
+  return buf;
+}
+
+function elementSize(type: BinaryElementType, v: unknown): number {
+  switch (type) {
+    case 'bool':
+      return 1;
+    case 'int2':
+      return 2;
+    case 'int4':
+      return 4;
+    case 'int8':
+    case 'timestamptz':
+      return 8;
+    case 'text':
+      if (typeof v !== 'string') throw new TypeError(`cannot send a ${typeof v} as text`);
+      return Buffer.byteLength(v, 'utf8');
+    case 'bytea':
+      if (!(v instanceof Uint8Array)) throw new TypeError(`cannot send a ${typeof v} as bytea`);
+      return v.byteLength;
+    default: {
+      const never: never = type;
+      throw new TypeError(`unknown element type ${String(never)}`);
+    }
+  }
+}
+
+function integer(v: unknown, min: number, max: number): number {
+  const n = typeof v === 'bigint' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) throw new RangeError(`${String(v)} is not an integer in [${min}, ${max}]`);
+  return n;
+}
+
+function writeElement(buf: Buffer, at: number, type: BinaryElementType, v: unknown): number {
+  if (v === null || v === undefined) {
+    buf.writeInt32BE(-1, at);
+    return at + 4;
+  }
+  switch (type) {
+    case 'bool':
+      if (typeof v !== 'boolean') throw new TypeError(`cannot send a ${typeof v} as bool`);
+      buf.writeInt32BE(1, at);
+      buf[at + 4] = v ? 1 : 0;
+      return at + 5;
+    case 'int2':
+      buf.writeInt32BE(2, at);
+      buf.writeInt16BE(integer(v, -32768, 32767), at + 4);
+      return at + 6;
+    case 'int4':
+      buf.writeInt32BE(4, at);
+      buf.writeInt32BE(integer(v, -2147483648, 2147483647), at + 4);
+      return at + 8;
+    case 'int8':
+      buf.writeInt32BE(8, at);
+      buf.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(integer(v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)), at + 4);
+      return at + 12;
+    case 'timestamptz': {
+      if (!(v instanceof Date) || Number.isNaN(v.getTime())) throw new RangeError('invalid Date in a query parameter');
+      buf.writeInt32BE(8, at);
+      buf.writeBigInt64BE(BigInt(v.getTime() - PG_EPOCH_MS) * 1000n, at + 4);
+      return at + 12;
+    }
+    case 'text': {
+      const s = v as string;
+      const len = buf.write(s, at + 4, 'utf8');
+      buf.writeInt32BE(len, at);
+      return at + 4 + len;
+    }
+    case 'bytea': {
+      const b = v as Uint8Array;
+      buf.writeInt32BE(b.byteLength, at);
+      buf.set(b, at + 4);
+      return at + 4 + b.byteLength;
+    }
+    default: {
+      const never: never = type;
+      throw new TypeError(`unknown element type ${String(never)}`);
+    }
+  }
+}
