@@ -8,7 +8,7 @@ export type BinaryElementType = 'bool' | 'bytea' | 'int2' | 'int4' | 'int8' | 't
 
 const OID: Record<BinaryElementType, number> = { bool: 16, bytea: 17, int8: 20, int2: 21, int4: 23, text: 25, timestamptz: 1184 };
 
-/** Microseconds between the Unix epoch and PostgreSQL's (2000-01-01). */
+/** From the Unix epoch to PostgreSQL's (2000-01-01) in ms; timestamptz travels as µs since the latter. */
 const PG_EPOCH_MS = 946_684_800_000;
 
 /** One column of `rows` as a binary one-dimensional array of `type`; null and undefined are NULL. */
