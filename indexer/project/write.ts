@@ -1,5 +1,4 @@
 import type { ITask } from 'pg-promise';
-import { pgArray } from './pg-array';
 import { pgBinaryArray, type BinaryElementType } from './pg-binary';
 import type { BatchState } from './state';
 
@@ -145,16 +144,14 @@ const TYPES: Record<string, string> = {
 export interface Writer {
   sql: string;
   props: string[];
-  /** Per prop: the binary element type, or null for a text array literal (numeric, date). */
-  binary: (BinaryElementType | null)[];
+  /** Per prop: its array's binary element type. */
+  binary: BinaryElementType[];
 }
 
-/**
- * SQL types whose arrays go in binary format. numeric and date stay text literals: their
- * binary forms (base-10000 digit groups, days since 2000) are not worth encoding by hand.
- */
+/** The element type of each SQL type of TYPES in PostgreSQL's binary array format (D-60). */
 const BINARY: Record<string, BinaryElementType> = {
   bigint: 'int8', int: 'int4', smallint: 'int2', boolean: 'bool', text: 'text', timestamptz: 'timestamptz', bytea: 'bytea',
+  numeric: 'numeric', date: 'date',
 };
 type Writers = { [K in keyof typeof SPECS]: Writer };
 
@@ -168,7 +165,7 @@ export function createWriters(): Writers {
     const cols = spec.props.map(snake);
     const types = cols.map((c) => {
       const type = spec.table === 'user_stats' && c === 'total_trades' ? 'int' : TYPES[c];
-      if (!type) throw new Error(`no SQL type for ${spec.table}.${c}`);
+      if (!type || !BINARY[type]) throw new Error(`no SQL type for ${spec.table}.${c}`);
       return type;
     });
     const arrays = types.map((type, i) => `$${i + 1}::${type}[]`);
@@ -177,7 +174,7 @@ export function createWriters(): Writers {
       const updates = cols.filter((c) => !spec.conflict!.includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
       sql += ` ON CONFLICT (${spec.conflict.join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
     }
-    out[key] = { sql, props: spec.props, binary: types.map((type) => BINARY[type] ?? null) };
+    out[key] = { sql, props: spec.props, binary: types.map((type) => BINARY[type]!) };
   }
   // Daily P&L rows add up across batches instead of being read first.
   out.dailyPnl!.sql = out.dailyPnl!.sql.replace(/ON CONFLICT.*$/, '') + ' ON CONFLICT (wallet, day) DO UPDATE SET pnl = daily_pnl.pnl + EXCLUDED.pnl';
@@ -192,13 +189,7 @@ interface Statement {
 function upsert(out: Statement[], w: Writer, rows: object[]): void {
   if (!rows.length) return;
   const rs = rows as Record<string, unknown>[];
-  out.push({
-    text: w.sql,
-    values: w.props.map((p, i) => {
-      const type = w.binary[i];
-      return type ? pgBinaryArray(rs, type, (r) => r[p]) : pgArray(rs, (r) => r[p]);
-    }),
-  });
+  out.push({ text: w.sql, values: w.props.map((p, i) => pgBinaryArray(rs, w.binary[i]!, (r) => r[p])) });
 }
 
 /** The batch's writes, parents before children (foreign keys): one multi-row statement per table. */

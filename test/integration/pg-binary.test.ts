@@ -4,7 +4,7 @@ import { pgBinaryArray, type BinaryElementType } from '../../indexer/project/pg-
 import { ADMIN_DATABASE_URL } from '../support/env';
 
 const SQL_TYPE: Record<BinaryElementType, string> = {
-  bool: 'boolean', bytea: 'bytea', int2: 'smallint', int4: 'int', int8: 'bigint', text: 'text', timestamptz: 'timestamptz',
+  bool: 'boolean', bytea: 'bytea', date: 'date', int2: 'smallint', int4: 'int', int8: 'bigint', numeric: 'numeric', text: 'text', timestamptz: 'timestamptz',
 };
 
 /** The projector's binary array parameters, read back by real PostgreSQL (array_recv) through unnest(). */
@@ -47,13 +47,34 @@ describe('pgBinaryArray (real PostgreSQL)', () => {
     expect(await roundTrip('bool', [true, false, null])).toEqual(['true', 'false', null]);
   });
 
-  it('sends timestamps to the millisecond, before and after 2000-01-01, and bytes as they are', async () => {
+  it('sends integer numerics of any size and sign, zero and round values (trailing zero digits) as PostgreSQL reads their text', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.bigInt({ min: -(2n ** 130n), max: 2n ** 130n }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.integer(), fc.constantFrom(0n, 10_000n, 10n ** 20n, -(10n ** 8n))), { maxLength: 30 }),
+        async (values) => {
+          expect(await roundTrip('numeric', values)).toEqual(values.map((v) => BigInt(v).toString()));
+        },
+      ),
+      { numRuns: 200 },
+    );
+    expect(await roundTrip('numeric', [Number.MAX_SAFE_INTEGER, -0, null])).toEqual([String(Number.MAX_SAFE_INTEGER), '0', null]);
+  });
+
+  it('sends timestamps to the millisecond and days, before and after 2000-01-01, and bytes as they are', async () => {
     await pg.query("SET TIME ZONE 'UTC'");
     const dates = ['2026-01-02T03:04:05.678Z', '1999-12-31T23:59:59.999Z', '2000-01-01T00:00:00.000Z', '1970-01-01T00:00:00.001Z'].map((s) => new Date(s));
     const { rows } = await pg.query<{ v: Date }>('SELECT v FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(v, i) ORDER BY i', [
       pgBinaryArray(dates, 'timestamptz', (d) => d),
     ]);
     expect(rows.map((r) => r.v.toISOString())).toEqual(dates.map((d) => d.toISOString()));
+    expect(await roundTrip('date', ['2026-11-22', '2000-01-01', '1999-12-31', '1970-01-01', '2400-02-29', null])).toEqual([
+      '2026-11-22',
+      '2000-01-01',
+      '1999-12-31',
+      '1970-01-01',
+      '2400-02-29',
+      null,
+    ]);
     const bytes = Buffer.from([0, 1, 0x5c, 0x22, 0xff]);
     expect(await roundTrip('bytea', [bytes.subarray(1, 4), new Uint8Array(0), bytes, null])).toEqual(['\\x015c22', '\\x', '\\x00015c22ff', null]);
   });
@@ -70,5 +91,10 @@ describe('pgBinaryArray (real PostgreSQL)', () => {
     expect(() => pgBinaryArray([5], 'text', (v) => v)).toThrow(TypeError);
     expect(() => pgBinaryArray(['ab'], 'bytea', (v) => v)).toThrow(TypeError);
     expect(() => pgBinaryArray([1], 'bool', (v) => v)).toThrow(TypeError);
+    expect(() => pgBinaryArray([0.5], 'numeric', (v) => v)).toThrow(RangeError);
+    expect(() => pgBinaryArray([2 ** 60], 'numeric', (v) => v)).toThrow(RangeError); // not exact as a number
+    expect(() => pgBinaryArray(['12'], 'numeric', (v) => v)).toThrow(TypeError);
+    expect(() => pgBinaryArray(['2026-02-30'], 'date', (v) => v)).toThrow(RangeError);
+    expect(() => pgBinaryArray(['2026-1-2'], 'date', (v) => v)).toThrow(RangeError);
   });
 });
