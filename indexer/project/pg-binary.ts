@@ -3,7 +3,7 @@
  * `unnest($n::type[])` statements. pg sends a Buffer parameter in binary format, so PostgreSQL
  * reads lengths and fixed-width values instead of parsing a text literal element by element
  * (quotes, escapes, hex bytea, ISO timestamps, decimal numerics). Only what the projector
- * sends is encoded: one-dimensional arrays, integer numerics.
+ * sends is encoded: one-dimensional arrays, integer numerics, YYYY-MM-DD days.
  */
 export type BinaryElementType = 'bool' | 'bytea' | 'date' | 'int2' | 'int4' | 'int8' | 'numeric' | 'text' | 'timestamptz';
 
