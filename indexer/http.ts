@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Common } from '../core/common';
 import { pingDatabase, type Db } from '../core/db';
 import { buildHealth } from '../core/health';
+import { serverSpans } from '../core/telemetry/http-span';
 import type { RawTransaction } from '../core/events';
 import type { Indexer } from './indexer';
 import type { Source } from './sources/types';
@@ -36,6 +37,7 @@ export function createIndexerHttp(opts: {
   const startedAt = Date.now();
   const app = express();
   app.disable('x-powered-by');
+  if (common.config.otel.endpoint) app.use(serverSpans());
 
   async function inputs() {
     const dbConnected = await pingDatabase(db);

@@ -6,6 +6,7 @@ import { buildHealth, isSynced } from '../core/health';
 import { ApiError, errorMapper, sendError } from './http/errors';
 import { docsRouter } from './http/docs';
 import { deprecatedAliases, handlerTimeout, requestId, requestMetrics } from './http/middleware';
+import { serverSpans } from '../core/telemetry/http-span';
 import { indexerHealthInputs } from './read/status';
 import type { NonceStore } from '../core/redis/nonce-store';
 import type { Bus } from '../core/redis/bus';
@@ -59,6 +60,7 @@ export function createApp(opts: {
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
 
+  if (config.otel.endpoint) app.use(serverSpans());
   app.use(requestId(logger));
   app.use(deprecatedAliases());
   app.use(requestMetrics(metrics));

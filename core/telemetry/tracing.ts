@@ -1,6 +1,5 @@
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -12,8 +11,8 @@ export interface Tracing {
 
 /**
  * Starts OpenTelemetry when an OTLP endpoint is configured and does nothing otherwise, so
- * a process without a collector pays nothing. Must run before http, express, pg and
- * ioredis are first required: entry points call it on their first line.
+ * a process without a collector pays nothing. Must run before pg and ioredis are first
+ * required: entry points call it on their first line.
  */
 export function startTracing(opts: { endpoint: string | undefined; serviceName: string; tenant: string }): Tracing {
   if (!opts.endpoint) return { enabled: false, shutdown: async () => {} };
@@ -21,19 +20,15 @@ export function startTracing(opts: { endpoint: string | undefined; serviceName: 
     resource: resourceFromAttributes({ 'service.name': opts.serviceName, 'service.namespace': opts.tenant }),
     traceExporter: new OTLPTraceExporter({ url: `${opts.endpoint.replace(/\/$/, '')}/v1/traces` }),
     // Traces only. Without these the SDK also sets up OTLP metric and log exporters by
-    // default: metrics are Prometheus' (/metrics), logs go to stdout, and the HTTP
-    // instrumentation's histograms cost CPU on every request for nobody.
+    // default: metrics are Prometheus' (/metrics) and logs go to stdout. (OTLP/protobuf was
+    // no cheaper per request than OTLP/JSON in npm run bench -- api-profile.)
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
-      new HttpInstrumentation({
-        // Probes and scrapes would drown the useful traces.
-        ignoreIncomingRequestHook: (req) => /^\/(health|ready|metrics)(\?|$)/.test(req.url ?? ''),
-      }),
-      // No Express instrumentation: without its span per router and handler, GET
-      // /markets/current with tracing on went from about 3,100 to 4,000 req/s here (npm run
-      // bench -- api-profile). The server span is named by its route template instead
-      // (core/telemetry/span-name.ts), so traces still read `GET /api/v1/markets/:marketId`.
+      // No HTTP or Express auto-instrumentation: both processes open their server spans in
+      // their own first middleware (core/telemetry/http-span.ts, decision D-61). The HTTP
+      // instrumentation never saw the RPC source's fetch calls; of outgoing HTTP it gave only
+      // a span per logsSubscribe WebSocket handshake.
       new PgInstrumentation(),
       new IORedisInstrumentation(),
     ],

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
-import { nameServerSpan } from '../../core/telemetry/span-name';
+import { routeTemplate } from '../../core/telemetry/http-span';
 import { ApiError, sendError } from './errors';
 
 declare module 'express-serve-static-core' {
@@ -72,10 +72,7 @@ export function requestMetrics(metrics: Metrics) {
   return (req: Request, res: Response, next: NextFunction) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      const routed = req.route?.path !== undefined;
-      const template = routed ? `${req.baseUrl}${req.route.path}` : 'unmatched';
-      if (routed) nameServerSpan(template);
-      const labels = { method: req.method, route: template, status: String(res.statusCode) };
+      const labels = { method: req.method, route: routeTemplate(req) ?? 'unmatched', status: String(res.statusCode) };
       metrics.apiRequests.inc(labels);
       metrics.apiRequestDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
     });

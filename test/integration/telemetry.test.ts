@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createMetrics } from '../../core/telemetry/metrics';
 import { createLogger } from '../../core/telemetry/logger';
+import { ADMIN_DATABASE_URL } from '../support/env';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -67,12 +68,28 @@ describe('tracing', () => {
     return { requests, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
   }
 
-  it('exports spans over OTLP/HTTP when an endpoint is set, and logs carry the trace id', async () => {
+  interface OtlpSpan {
+    traceId: string;
+    spanId: string;
+    parentSpanId?: string;
+    name: string;
+    kind: number;
+    status?: { code?: number };
+    attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
+  }
+  const attr = (s: OtlpSpan, key: string) => {
+    const v = s.attributes.find((a) => a.key === key)?.value;
+    return v?.stringValue ?? (v?.intValue === undefined ? undefined : Number(v.intValue));
+  };
+
+  it('exports server spans over OTLP/HTTP when an endpoint is set, and logs carry the trace id', async () => {
     const collector = await startCollector();
+    const callerTrace = '0af7651916cd43dd8448eb211c80319c';
+    const callerSpan = 'b7ad6b7169203331';
     try {
       const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+        env: { PATH: process.env.PATH, DATABASE_URL: ADMIN_DATABASE_URL, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, CALLER_TRACEPARENT: `00-${callerTrace}-${callerSpan}-01` },
       });
       const out = JSON.parse(stdout.trim().split('\n').pop()!);
       expect(out.enabled).toBe(true);
@@ -81,24 +98,40 @@ describe('tracing', () => {
       expect(traces.length).toBeGreaterThan(0);
       // Traces only: metrics are Prometheus' (/metrics), logs are stdout's.
       expect(new Set(collector.requests.map((r) => r.url))).toEqual(new Set(['/v1/traces']));
-      const exported = traces.map((t) => t.body).join('\n');
-      expect(exported).toContain('tracing-child');
-      // The server span of the request the log line was written in, named by its route template.
-      expect(exported).toContain(out.log.traceId);
+      expect(traces.map((t) => t.body).join('\n')).toContain('tracing-child');
       const spans = traces.flatMap((t) =>
-        (JSON.parse(t.body) as { resourceSpans: { scopeSpans: { spans: { name: string; kind: number; attributes: { key: string; value: { stringValue?: string } }[] }[] }[] }[] })
-          .resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
+        (JSON.parse(t.body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
       );
       const server = spans.filter((s) => s.kind === 2);
-      expect(server.map((s) => s.name)).toContain('GET /api/v1/markets/:marketId');
-      expect(server.flatMap((s) => s.attributes).find((a) => a.key === 'http.route')?.value.stringValue).toBe('/api/v1/markets/:marketId');
+      // One server span per request, none for the probe.
+      expect(server).toHaveLength(3);
+      const byPath = (p: string) => server.find((s) => attr(s, 'url.path') === p);
+      const [first, second, broken] = [byPath('/api/v1/markets/42'), byPath('/api/v1/markets/43'), byPath('/api/v1/broken')];
+      // Named by the route template once routing is done; the log line written inside the
+      // request carries its trace id.
+      expect(first).toMatchObject({ name: 'GET /api/v1/markets/:marketId', traceId: out.log.traceId });
+      expect(attr(first!, 'http.route')).toBe('/api/v1/markets/:marketId');
+      expect(attr(first!, 'http.request.method')).toBe('GET');
+      expect(attr(first!, 'http.response.status_code')).toBe(200);
+      expect(attr(first!, 'user_agent.original')).toBe('tracing-test');
+      expect(first!.parentSpanId ?? '').toBe('');
+      expect(first!.status?.code ?? 0).toBe(0);
+      // The handler's query joins the request's trace.
+      const query = spans.find((s) => s.name.startsWith('pg.query') && s.parentSpanId === first!.spanId);
+      expect(query).toMatchObject({ traceId: first!.traceId, kind: 3 });
+      expect(attr(query!, 'db.query.text')).toBe('SELECT 1 AS one');
+      // A caller's traceparent makes the span its child.
+      expect(second).toMatchObject({ traceId: callerTrace, parentSpanId: callerSpan });
+      // 5xx is an error.
+      expect(broken).toMatchObject({ name: 'GET /api/v1/broken', status: { code: 2 } });
+      expect(attr(broken!, 'http.response.status_code')).toBe(500);
     } finally {
       collector.close();
     }
   });
 
   it('exports nothing and adds no trace ids without an endpoint', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD], { cwd: ROOT, env: { PATH: process.env.PATH } });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: ADMIN_DATABASE_URL } });
     const out = JSON.parse(stdout.trim().split('\n').pop()!);
     expect(out.enabled).toBe(false);
     expect(out.log.traceId).toBeUndefined();
