@@ -61,7 +61,7 @@ export function createApp(opts: {
   app.set('query parser', 'simple');
 
   if (config.otel.endpoint) app.use(serverSpans());
-  app.use(requestId(logger));
+  app.use(requestId());
   app.use(deprecatedAliases());
   app.use(requestMetrics(metrics));
   app.use(handlerTimeout(config.requestTimeoutMs));

@@ -72,7 +72,7 @@ export function errorMapper(logger: Logger) {
     if (e.type === 'entity.parse.failed') return sendError(res, new ApiError('INVALID_REQUEST_BODY', 'Request body is not valid JSON'));
     if (e.type === 'entity.too.large') return sendError(res, new ApiError('LIMIT_EXCEEDED', 'Request body is too large'));
     if (e.type && typeof e.status === 'number' && e.status < 500) return sendError(res, new ApiError('INVALID_REQUEST_BODY', 'Request body could not be read'));
-    (req.log ?? logger).error({ err }, 'request failed');
+    logger.error({ err, requestId: req.id }, 'request failed');
     if (isConnectionError(e)) return sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'A required service is unavailable'));
     if (e.severity !== undefined || /^[0-9A-Z]{5}$/.test(e.code ?? '')) return sendError(res, new ApiError('DATABASE_ERROR', 'Database operation failed'));
     sendError(res, new ApiError('INTERNAL_ERROR', 'Internal server error'));
