@@ -1,8 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
-import express from 'express';
 import { createShutdown } from '../core/common';
 import { loadConfig } from '../core/config';
 import { createDatabase } from '../core/db';
@@ -17,11 +19,21 @@ import { MarketSimulator } from '../indexer/sources/simulator/engine';
 import { createApp } from '../server/app';
 import { createApiStores } from '../server/stores';
 import { walletHeaders } from '../test/support/api';
-import { admin, build, dbUrl, pct, REDIS_URL, spawnListening } from './support';
+import { admin, build, cpuSeconds, dbUrl, pct, REDIS_URL, spawnListening } from './support';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const run_ = promisify(execFile);
 const MARKETS = Number(process.env.BENCH_MARKETS ?? 2_000_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+interface Target {
+  label: string;
+  child: ChildProcess;
+  base: string;
+  /** The URL path this target answers `p` on. */
+  path: (p: string) => string;
+}
+type Run = Awaited<ReturnType<typeof load>> & { cpuUs: number; round: number };
 
 
 async function listen(handler: http.RequestListener) {
@@ -35,7 +47,7 @@ async function load(url: string) {
   const cli = require.resolve('autocannon/autocannon.js');
   const { stdout } = await run_(process.execPath, [cli, '-c', '64', '-d', String(DURATION), '-j', url], { maxBuffer: 16 * 1024 * 1024 });
   const r = JSON.parse(stdout) as autocannon.Result;
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx };
+  return { rps: r.requests.average, p99: r.latency.p99, total: r.requests.total, errors: r.errors + r.non2xx };
 }
 
 
@@ -75,29 +87,12 @@ export async function run(): Promise<void> {
   const common = { config, logger, metrics: createMetrics(), shutdown: createShutdown(logger) };
   const redis = createRedis(REDIS_URL);
   await redisReady(redis);
-  const ours = await listen(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
   const paths = ['/api/v1/markets/current', '/api/v1/orderbook/top', '/api/v1/markets?limit=50'];
-  // The ceiling of each path: a plain Express app sending that path's body from memory (a
-  // 50-market page is many times the size of the current market, and costs more to write).
-  const bodies = await Promise.all(paths.map(async (p) => Buffer.from(await (await fetch(`${ours.url}${p}`)).arrayBuffer())));
-  const plainApp = express();
-  plainApp.get('/:i', (req, res) => void res.type('application/json').send(bodies[Number(req.params.i)]));
-  const plain = await listen(plainApp);
-
   const rows: [string, string][] = [];
-  const ceilings = new Map<string, number>();
-  for (const [i, path] of paths.entries()) {
-    const c = await load(`${plain.url}/${i}`);
-    ceilings.set(path, c.rps);
-    rows.push([`plain Express, body of ${path} (${bodies[i]!.length} bytes) from memory`, `${Math.round(c.rps)} req/s, p99 ${c.p99} ms`]);
-  }
-  for (const path of paths) {
-    const r = await load(`${ours.url}${path}`);
-    rows.push([`GET ${path}`, `${Math.round(r.rps)} req/s (ratio ${(r.rps / ceilings.get(path)!).toFixed(2)}), p99 ${r.p99} ms, errors ${r.errors}`]);
-  }
 
-  // The same reads from the real API process (production build, plain node), without and with
-  // tracing: every span exported over OTLP/HTTP to a local sink that only counts what it gets.
+  // The real API process (production build, plain node, full middleware: Redis rate limiter
+  // with the limit raised, metrics, request ids), without and with tracing: every span
+  // exported over OTLP/HTTP to a local sink that only counts what it gets.
   let exports = 0;
   const sink = await listen((req, res) => {
     req.resume();
@@ -112,8 +107,9 @@ export async function run(): Promise<void> {
     ['tracing on, every request', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }],
     ['tracing on, 1 in 10 sampled', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }],
   ];
+  const targets: Target[] = [];
   for (const [label, tracingEnv] of variants) {
-    const { child, port: listening } = spawnListening('dist/server/main.js', {
+    const { child, port } = spawnListening('dist/server/main.js', {
       ...env,
       NODE_ENV: 'production',
       DATABASE_URL: url,
@@ -122,16 +118,52 @@ export async function run(): Promise<void> {
       API_HOST: '127.0.0.1',
       ...tracingEnv,
     });
-    const port = await listening;
-    // A fresh process: warm the JIT, the pools and the cache before measuring.
-    for (const p of paths) await sequential(`http://127.0.0.1:${port}${p}`, 300);
-    for (const p of paths) {
-      const r = await load(`http://127.0.0.1:${port}${p}`);
-      rows.push([`GET ${p}, API process, ${label}`, `${Math.round(r.rps)} req/s (ratio ${(r.rps / ceilings.get(p)!).toFixed(2)}), p99 ${r.p99} ms, errors ${r.errors}`]);
-    }
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    targets.push({ label: `API process, ${label}`, child, base: `http://127.0.0.1:${await port}`, path: (p) => p });
   }
+  // The ceiling of each path: a plain Express process sending that path's body from memory (a
+  // 50-market page is many times the size of the current market, and costs more to write).
+  const bodies = await Promise.all(paths.map(async (p) => (await (await fetch(`${targets[0]!.base}${p}`)).text())));
+  const bodiesFile = path.join(os.tmpdir(), `bench-api-bodies-${process.pid}.json`);
+  await writeFile(bodiesFile, JSON.stringify(bodies));
+  const plain = spawnListening('loadtest/plain-express.ts', { BODIES_FILE: bodiesFile });
+  targets.unshift({ label: 'plain Express, same body from memory', child: plain.child, base: `http://127.0.0.1:${await plain.port}`, path: (p) => `/${paths.indexOf(p)}` });
+  // Fresh processes: warm the JIT, the pools and the cache before measuring.
+  for (const t of targets) for (const p of paths) await sequential(`${t.base}${t.path(p)}`, 300);
+
+  // Interleaved rounds: this machine's speed drifts by tens of percent within minutes, so each
+  // round measures the ceiling and every variant back to back, and a ratio only ever compares
+  // runs of the same round. CPU per request is the server process's own (user + system).
+  const runs = new Map<string, Run[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const p of paths) {
+      for (const t of targets) {
+        const cpu0 = cpuSeconds(t.child.pid!);
+        const r = await load(`${t.base}${t.path(p)}`);
+        const cpuUs = ((cpuSeconds(t.child.pid!) - cpu0) * 1e6) / Math.max(1, r.total);
+        const key = `${p}\u0000${t.label}`;
+        (runs.get(key) ?? runs.set(key, []).get(key)!).push({ ...r, cpuUs, round });
+      }
+    }
+  }
+  const median = (xs: number[]) => pct(xs, 50);
+  for (const p of paths) {
+    rows.push([`GET ${p} (${Buffer.byteLength(bodies[paths.indexOf(p)]!)} bytes)`, '']);
+    const ceiling = runs.get(`${p}\u0000${targets[0]!.label}`)!;
+    for (const t of targets) {
+      const rs = runs.get(`${p}\u0000${t.label}`)!;
+      const ratios = rs.map((r) => r.rps / ceiling.find((c) => c.round === r.round)!.rps);
+      const ratio = t === targets[0] ? '' : `, ratio ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+      rows.push([
+        `  ${t.label}`,
+        `${Math.round(median(rs.map((r) => r.rps)))} req/s${ratio}, p99 ${median(rs.map((r) => r.p99))} ms, ${Math.round(median(rs.map((r) => r.cpuUs)))} µs CPU/request, errors ${rs.reduce((n, r) => n + r.errors, 0)}`,
+      ]);
+    }
+  }
+  for (const t of targets) {
+    t.child.kill('SIGTERM');
+    await new Promise((r) => t.child.once('exit', r));
+  }
+  await rm(bodiesFile, { force: true });
   rows.push(['OTLP export requests received (tracing on)', String(exports)]);
   sink.server.close();
 
@@ -160,11 +192,11 @@ export async function run(): Promise<void> {
   const stats = await sequential(`${cold.url}/api/v1/stats`, 40, () => walletHeaders(w, 'GET /stats'));
   rows.push(['GET /stats computed over 10,000 records (signed)', `p50 ${stats.p50.toFixed(1)} ms, p95 ${stats.p95.toFixed(1)} ms`]);
 
-  for (const s of [ours, plain, cold]) s.server.close();
+  cold.server.close();
   redis.disconnect();
   await database.close();
   await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   const width = Math.max(...rows.map(([k]) => k.length));
-  process.stdout.write(`\nAPI benchmark (${new Date().toISOString()}, 64 connections, ${DURATION} s each; in-process rows tracing off)\n`);
+  process.stdout.write(`\nAPI benchmark (${new Date().toISOString()}, 64 connections, ${DURATION} s a run, medians of ${ROUNDS} interleaved rounds)\n`);
   for (const [k, v] of rows) process.stdout.write(`  ${k.padEnd(width)}  ${v}\n`);
 }
