@@ -63,11 +63,12 @@ const positionsQuery = Joi.object({ settled: Joi.boolean().truthy('true').falsy(
 export function ordersPositionsRouter(db: Db, g: Guards): Router {
   const r = Router();
   const sensitive = g.wallet('sensitive');
+  const publicRead = g.ip('public_read');
 
   r.get(
     '/orders',
     // `?tx=` is the public trades lookup; everything else is the caller's own orders.
-    (req, res, next) => (typeof req.query.tx === 'string' ? g.ip('public_read')(req, res, next) : sensitive(req, res, next)),
+    (req, res, next) => (typeof req.query.tx === 'string' ? publicRead(req, res, next) : sensitive(req, res, next)),
     async (req, res) => {
       if (req.wallet === undefined) {
         const q = parse(txTradesQuery, req.query, 'query');
