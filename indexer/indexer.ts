@@ -39,7 +39,7 @@ export function createIndexer(opts: {
   const { common, db, source } = opts;
   const { logger, metrics, config } = common;
   const writerId = `${hostname()}:${process.pid}`;
-  const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name });
+  const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name, cacheRows: config.indexerCacheRows });
   const publish = createPublisher({ updates: opts.updates, logger, metrics });
   const controller = new AbortController();
   common.shutdown.signal.addEventListener('abort', () => controller.abort(), { once: true });
@@ -124,13 +124,13 @@ export function createIndexer(opts: {
         publishing.catch(() => {}); // surfaced by the next commit or the end of the loop
         await previous;
       };
-      // Two-stage pipeline: the next batch is parsed and decoded (CPU) while the previous
-      // one is being written (database I/O). Commits stay strictly in order, one at a time.
-      // Parsing yields to the event loop after each millisecond of work, so the commit's
-      // query results are handled as they arrive instead of after the whole parse.
+      // Two-stage pipeline: the next batch is parsed, decoded and applied ahead on the row
+      // cache (CPU) while the previous one is being written (database I/O). Commits stay
+      // strictly in order, one at a time. The CPU work yields to the event loop after each
+      // millisecond, so the commit's query results are handled as they arrive.
       let inflight: Promise<void> | undefined;
       for await (const txs of source.batches(lock.cursor, controller.signal)) {
-        const prepared = await projector.prepareInSlices(txs);
+        const prepared = await projector.applyAhead(await projector.prepareInSlices(txs));
         if (inflight) await inflight;
         inflight = commitOne(prepared);
         inflight.catch(() => {}); // surfaced by the await above or below, not as unhandled

@@ -20,6 +20,8 @@ export interface Config {
   apiHost: string;
   apiPort: number;
   indexerPort: number;
+  /** Rows the indexer keeps in memory across batches to apply the next batch ahead (0: off). */
+  indexerCacheRows: number;
   rateLimit: {
     windowMs: number;
     publicReadMax: number;
@@ -71,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiHost: str('API_HOST'),
     apiPort: num('API_PORT'),
     indexerPort: num('INDEXER_PORT'),
+    indexerCacheRows: num('INDEXER_CACHE_ROWS'),
     rateLimit: {
       windowMs,
       publicReadMax: num('PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS'),

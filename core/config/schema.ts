@@ -11,6 +11,13 @@ const base58Address = () =>
     .pattern(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'base58 address')
     .empty('');
 
+/**
+ * Rows the indexer's row cache holds (D-62). Measured at 700–2,000 bytes of heap per cached
+ * row or wallet, so about 70–200 MB when full; the working set of the simulated chain of
+ * `npm run bench -- indexer` is a few thousand.
+ */
+export const DEFAULT_INDEXER_CACHE_ROWS = 100_000;
+
 export const TENANT_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 
 export const envSchema = Joi.object({
@@ -48,6 +55,7 @@ export const envSchema = Joi.object({
   API_HOST: Joi.string().hostname().empty('').default('0.0.0.0'),
   API_PORT: port().default(3000),
   INDEXER_PORT: port().default(3001),
+  INDEXER_CACHE_ROWS: Joi.number().integer().min(0).max(10_000_000).empty('').default(DEFAULT_INDEXER_CACHE_ROWS),
 
   // Redis counts whole seconds: windows are rounded up to a whole number of seconds.
   RATE_LIMIT_WINDOW_MS: positiveInt().min(1000).default(60_000),

@@ -1,13 +1,15 @@
 import type { IMain } from 'pg-promise';
+import { DEFAULT_INDEXER_CACHE_ROWS } from '../../core/config/schema';
 import type { Db } from '../../core/db';
 import { parseTransaction, TransactionShapeError, type ParsedTransaction, type ProgramEvent, type RawTransaction } from '../../core/events';
 import { applyEvent } from './apply';
+import { RowCache } from './cache';
 import { Contradiction, type EventContext } from './context';
 import { loadState } from './load';
 import type { AchievementDef, MarketRow } from './rows';
 import { BatchState, PUBLISHED_MARKET_FIELDS } from './state';
 import { pgBinaryArray } from './pg-binary';
-import { createWriters, writeState } from './write';
+import { combineStatements, createWriters, writeState, writeStatements, type Statement } from './write';
 
 import type { ChannelUpdate } from '../../core/redis/updates';
 
@@ -59,6 +61,24 @@ export interface PreparedBatch {
   candidates: DeadLetter[];
   /** The batch's decoded events in chain order: the ledger rows and, if new, what is applied. */
   events: NewEvent[];
+  /** Its place in the order batches went through `applyAhead` (or, without it, were committed). */
+  seq?: number;
+  /** Set by `applyAhead`: the batch applied on the row cache, ready to be written. */
+  ahead?: Ahead;
+}
+
+/** A batch applied before its commit, on the state the batches before it leave behind. */
+interface Ahead {
+  /** The cache generation it was applied on: clearing the cache makes it stale. */
+  generation: number;
+  /** The batch whose end state it was applied on: it must be the last one committed. */
+  after: number;
+  /** The id counters it started from (the cursor must hold these) and left. */
+  startIds: Record<string, number>;
+  endIds: Record<string, number>;
+  applied: Applied;
+  statements: Statement[];
+  messages: ChannelUpdate[];
 }
 
 export interface Projector {
@@ -69,6 +89,12 @@ export interface Projector {
    * in flight keeps receiving its query results while the next batch is parsed.
    */
   prepareInSlices(transactions: RawTransaction[], sliceMs?: number): Promise<PreparedBatch>;
+  /**
+   * Applies a prepared batch on the state the batches before it leave behind (the row cache,
+   * and PostgreSQL for rows it does not hold), so that its commit only writes. Runs while the
+   * previous batch commits; waits for that commit when the cache cannot say what it leaves.
+   */
+  applyAhead(batch: PreparedBatch): Promise<PreparedBatch>;
   /** The one database transaction: ledger, projections, cursor. */
   commit(batch: PreparedBatch, opts: { writerEpoch: number }): Promise<BatchResult>;
   applyBatch(transactions: RawTransaction[], opts: { writerEpoch: number }): Promise<BatchResult>;
@@ -89,10 +115,48 @@ function phaseTimer(result: BatchResult) {
  * advances the cursor. Nothing is published here: the caller publishes `messages` after the
  * commit returned.
  */
-export function createProjector(opts: { db: Db; pgp: IMain; programId: string; source?: string }): Projector {
+export function createProjector(opts: {
+  db: Db;
+  pgp: IMain;
+  programId: string;
+  source?: string;
+  /** Rows kept across batches for `applyAhead`; 0 turns applying ahead off. */
+  cacheRows?: number;
+}): Projector {
   const writers = createWriters();
   const source = opts.source ?? 'unknown';
   let achievements: AchievementDef[] | undefined;
+  const loadAchievements = (q: Pick<Db, 'map'>) =>
+    q.map('SELECT id, code, metric, threshold FROM achievements ORDER BY id', [], (r: { id: number; code: string; metric: string; threshold: number }) => ({
+      id: r.id,
+      code: r.code,
+      metric: r.metric,
+      threshold: r.threshold,
+    }));
+
+  // Applying ahead (D-62). The cache holds the committed rows plus what the batches applied
+  // ahead and not yet committed will write; `generation` changes whenever that stops being true.
+  const cacheRows = opts.cacheRows ?? DEFAULT_INDEXER_CACHE_ROWS;
+  const cache = cacheRows > 0 ? new RowCache(cacheRows) : undefined;
+  let generation = 0;
+  /** Id counters after the last batch the cache reflects; unknown after a clear. */
+  let aheadIds: Record<string, number> | undefined;
+  let lastSeq = 0;
+  let lastCommitted = 0;
+  /** The last batch that went through applyAhead. */
+  let tail: { seq: number; ahead: Ahead | undefined } | undefined;
+  let inflight: Promise<unknown> | undefined;
+
+  function clearCache(): void {
+    cache?.clear();
+    generation += 1;
+    aheadIds = undefined;
+  }
+
+  /** True when the cache holds what every batch before the next one leaves behind. */
+  function coherent(): boolean {
+    return !tail || tail.seq === lastCommitted || tail.ahead?.generation === generation;
+  }
 
   const dlCs = new opts.pgp.helpers.ColumnSet(['signature', 'event_index', 'slot', 'kind', 'reason', 'detail', 'data', 'source'], { table: 'dead_letters' });
 
@@ -175,51 +239,147 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
     return { result, parsed, candidates, events };
   }
 
-  async function commit(batch: PreparedBatch, { writerEpoch }: { writerEpoch: number }): Promise<BatchResult> {
+  async function applyAhead(batch: PreparedBatch): Promise<PreparedBatch> {
+    if (!cache || batch.seq !== undefined) return batch;
+    while (!coherent() && inflight) await inflight.catch(() => {});
+    let after = tail?.seq ?? lastCommitted;
+    if (!coherent()) {
+      // The last batch will never be committed (its commit failed or was never asked for): its
+      // effects in the cache never landed. Start again from the tables; should it be committed
+      // after all, the check of `after` at commit time catches it.
+      clearCache();
+      after = lastCommitted;
+    }
+    if (cache.size() > cache.maxRows) {
+      // Rows of batches not yet committed must stay, so the cache empties only between commits.
+      while (inflight) await inflight.catch(() => {});
+      clearCache();
+      after = lastCommitted;
+    }
+    batch.seq = ++lastSeq;
+    tail = { seq: batch.seq, ahead: undefined };
+    const gen = generation;
+    const phase = phaseTimer(batch.result);
+    try {
+      achievements ??= await loadAchievements(opts.db);
+      aheadIds ??= (await opts.db.one<{ next_ids: Record<string, number> }>('SELECT next_ids FROM indexer_cursor WHERE id = 1')).next_ids;
+      if (gen !== generation) return batch;
+      const st = new BatchState({ ...aheadIds }, achievements);
+      await loadState(opts.db, st, batch.events.map((f) => f.event), cache);
+      phase('load');
+      if (gen !== generation) return batch;
+      const startIds = { ...aheadIds };
+      const applied = await applyAll(st, batch.events);
+      finalizeBook(st);
+      phase('apply');
+      if (gen !== generation) {
+        // A commit failed meanwhile and cleared the cache, whose rows this batch changed.
+        clearCache();
+        return batch;
+      }
+      cache.absorb(st, batch.seq);
+      aheadIds = st.idCounters();
+      const statements: Statement[] = [];
+      const slicer = timeSlicer(SLICE_MS);
+      for (const q of writeStatements(writers, st)) {
+        statements.push(q);
+        if (slicer.due()) await slicer.pause();
+      }
+      phase('write');
+      const slot = batch.result.slot;
+      const ahead: Ahead = { generation: gen, after, startIds, endIds: st.idCounters(), applied, statements, messages: slot === null ? [] : buildMessages(st, slot) };
+      batch.ahead = ahead;
+      tail.ahead = ahead;
+      return batch;
+    } catch (err) {
+      // Rows of the cache may be half changed.
+      clearCache();
+      throw err;
+    }
+  }
+
+  async function commit(batch: PreparedBatch, opts: { writerEpoch: number }): Promise<BatchResult> {
+    const run = commitOnce(batch, opts);
+    inflight = run;
+    try {
+      return await run;
+    } catch (err) {
+      clearCache();
+      throw err;
+    } finally {
+      if (inflight === run) inflight = undefined;
+    }
+  }
+
+  async function commitOnce(batch: PreparedBatch, { writerEpoch }: { writerEpoch: number }): Promise<BatchResult> {
     const { result, parsed, candidates, events } = batch;
+    const seq = (batch.seq ??= ++lastSeq);
     const phase = phaseTimer(result);
-    const state = await opts.db.tx('index-batch', async (t) => {
+    let ahead = batch.ahead?.generation === generation && batch.ahead.after === lastCommitted ? batch.ahead : undefined;
+    // Applied on a state that will not be: the cache holds its effects, which will not land as applied.
+    if (batch.ahead && !ahead) clearCache();
+    const ledgerParts = ledgerStatements(parsed, events);
+    const ledger = combineStatements(ledgerParts);
+
+    const outcome = await opts.db.tx('index-batch', async (t) => {
       const cursor = await t.one<{ writer_epoch: string; next_ids: Record<string, number> }>(
         'SELECT writer_epoch, next_ids FROM indexer_cursor WHERE id = 1 FOR UPDATE',
       );
       if (Number(cursor.writer_epoch) !== writerEpoch) {
         throw new FencedError(`writer epoch is ${cursor.writer_epoch}, this process holds ${writerEpoch}`);
       }
-      achievements ??= await t.map('SELECT id, code, metric, threshold FROM achievements ORDER BY id', [], (r: { id: number; code: string; metric: string; threshold: number }) => ({
-        id: r.id,
-        code: r.code,
-        metric: r.metric,
-        threshold: r.threshold,
-      }));
-
-      // Optimistic path: the usual batch is all new, so its state is loaded and its events
-      // applied in memory while PostgreSQL inserts the ledger rows in one plain statement
-      // (no conflict handling, nothing returned). A duplicate makes that insert fail; the
-      // in-memory work is then thrown away and the batch sorted out row by row.
-      let st = new BatchState({ ...cursor.next_ids }, achievements);
-      await loadState(t, st, events.map((f) => f.event));
-      phase('load');
-      const ledger = ledgerStatement(parsed, events);
-      await t.none('SAVEPOINT ledger');
-      const inserted = t.none({ text: ledger.text, values: ledger.values } as never).then(
-        () => true,
-        (err: { code?: string }) => {
-          if (err.code !== UNIQUE_VIOLATION) throw err;
-          return false;
-        },
-      );
-      inserted.catch(() => {}); // a failure is awaited below, after the apply
-      let applied: Applied;
-      try {
-        applied = await applyAll(st, events);
-      } catch (err) {
-        await inserted.catch(() => {}); // the transaction's rollback must not queue behind it
-        throw err;
+      if (ahead && !sameIds(cursor.next_ids, ahead.startIds)) {
+        ahead = undefined;
+        clearCache();
       }
-      phase('apply');
-      if (await inserted) {
-        await t.none('RELEASE SAVEPOINT ledger');
+      achievements ??= await loadAchievements(t);
+      const fresh = () => new BatchState({ ...cursor.next_ids }, achievements!);
+
+      // The ledger insert is one plain statement (no conflict handling, nothing returned): the
+      // usual batch is all new. A duplicate makes it fail; the batch is then sorted out row by row.
+      await t.none('SAVEPOINT ledger');
+      const insertLedger = (q: Statement) =>
+        t.none(q as never).then(
+          () => true,
+          // In the combined statement another table's (signature, event index) key may be
+          // the first to find the repeat. A unique violation with no repeat in the ledger fails
+          // again, and loudly, in the row-by-row path.
+          (err: { code?: string }) => {
+            if (err.code !== UNIQUE_VIOLATION) throw err;
+            return false;
+          },
+        );
+      let st: BatchState | undefined;
+      let applied: Applied | undefined;
+      if (ahead) {
+        // Ledger and projections in one statement: if an event is already in the ledger,
+        // none of it happened.
+        if (await insertLedger(combineStatements([...ledgerParts, ...ahead.statements]))) {
+          applied = ahead.applied;
+        } else {
+          ahead = undefined;
+          clearCache();
+        }
         phase('ledger');
+      } else {
+        // Loaded and applied in memory while PostgreSQL inserts the ledger rows.
+        st = fresh();
+        await loadState(t, st, events.map((f) => f.event));
+        phase('load');
+        const inserted = insertLedger(ledger);
+        inserted.catch(() => {}); // a failure is awaited below, after the apply
+        try {
+          applied = await applyAll(st, events);
+        } catch (err) {
+          await inserted.catch(() => {}); // the transaction's rollback must not queue behind it
+          throw err;
+        }
+        phase('apply');
+        if (!(await inserted)) applied = undefined;
+        phase('ledger');
+      }
+      if (applied) {
+        await t.none('RELEASE SAVEPOINT ledger');
       } else {
         await t.none('ROLLBACK TO SAVEPOINT ledger');
         const rows = await t.any<{ signature: string; event_index: number }>(
@@ -227,12 +387,12 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
         );
         // RETURNING order is not guaranteed: walk the batch in chain order instead.
         const created = new Set(rows.map((r) => `${r.signature}:${r.event_index}`));
-        const fresh = events.filter((e) => created.has(`${e.ctx.signature}:${e.ctx.eventIndex}`));
+        const unseen = events.filter((e) => created.has(`${e.ctx.signature}:${e.ctx.eventIndex}`));
         phase('ledger');
-        st = new BatchState({ ...cursor.next_ids }, achievements);
-        await loadState(t, st, fresh.map((f) => f.event));
+        st = fresh();
+        await loadState(t, st, unseen.map((f) => f.event));
         phase('load');
-        applied = await applyAll(st, fresh);
+        applied = await applyAll(st, unseen);
         phase('apply');
       }
       result.duplicates = events.length - applied.considered;
@@ -240,8 +400,10 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
       result.appliedByKind = applied.byKind;
       // A new array: the prepared batch stays as it was, whatever happens to this attempt.
       const letters = [...candidates, ...applied.contradictions];
-      finalizeBook(st);
-      await writeState(t, writers, st);
+      if (st) {
+        finalizeBook(st);
+        await writeState(t, writers, st);
+      }
 
       if (letters.length) {
         const stored = await t.map(
@@ -266,47 +428,67 @@ export function createProjector(opts: { db: Db; pgp: IMain; programId: string; s
            events_applied = events_applied + $4,
            next_ids = $5
          WHERE id = 1`,
-        [result.slot ?? 0, last?.signature ?? null, last?.blockTime ? new Date(last.blockTime * 1000) : null, result.applied, st.idCounters()],
+        [result.slot ?? 0, last?.signature ?? null, last?.blockTime ? new Date(last.blockTime * 1000) : null, result.applied, st ? st.idCounters() : ahead!.endIds],
       );
       phase('write');
-      return st;
+      return { st, ahead };
     });
     phase('commit');
 
-    if (result.slot !== null) result.messages = buildMessages(state, result.slot);
+    lastCommitted = seq;
+    if (outcome.st && cache) {
+      // Rows of later batches applied ahead may be in the cache: this batch's would not agree.
+      if (tail && tail.seq !== seq) clearCache();
+      else {
+        cache.absorb(outcome.st, seq);
+        aheadIds = outcome.st.idCounters();
+      }
+    }
+    cache?.committed(seq);
+    if (result.slot !== null) result.messages = outcome.ahead ? outcome.ahead.messages : buildMessages(outcome.st!, result.slot);
     return result;
   }
 
-  return { prepare, prepareInSlices, commit, applyBatch: (txs, o) => commit(prepare(txs), o) };
+  return { prepare, prepareInSlices, applyAhead, commit, applyBatch: async (txs, o) => commit(await applyAhead(prepare(txs)), o) };
 }
 
 /**
  * The ledger insert: the batch's transactions (`processed_transactions`, where a repeat is
- * harmless) and its events (`raw_events`, where a repeat is the signal to sort the batch out),
- * in one statement so that one round trip covers both while the events are applied.
+ * harmless) and its events (`raw_events`, last, where a repeat is the signal to sort the batch
+ * out).
  */
-function ledgerStatement(parsed: ParsedTransaction[], events: NewEvent[]): { text: string; values: Buffer[] } {
-  return {
-    text: `WITH tx AS (
-             INSERT INTO processed_transactions (signature, slot, block_time, event_count, failed)
-             SELECT * FROM unnest($7::text[], $8::bigint[], $9::timestamptz[], $10::int[], $11::boolean[])
-             ON CONFLICT DO NOTHING)
-           INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
-           SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])`,
-    values: [
-      pgBinaryArray(events, 'text', (e) => e.ctx.signature),
-      pgBinaryArray(events, 'int4', (e) => e.ctx.eventIndex),
-      pgBinaryArray(events, 'int8', (e) => e.ctx.slot),
-      pgBinaryArray(events, 'timestamptz', (e) => e.ctx.blockTime),
-      pgBinaryArray(events, 'text', (e) => e.event.kind),
-      pgBinaryArray(events, 'bytea', (e) => e.bytes),
-      pgBinaryArray(parsed, 'text', (p) => p.signature),
-      pgBinaryArray(parsed, 'int8', (p) => p.slot),
-      pgBinaryArray(parsed, 'timestamptz', (p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000))),
-      pgBinaryArray(parsed, 'int4', (p) => p.events.length + p.invalid.length),
-      pgBinaryArray(parsed, 'bool', (p) => p.failed),
-    ],
-  };
+function ledgerStatements(parsed: ParsedTransaction[], events: NewEvent[]): Statement[] {
+  return [
+    {
+      text: `INSERT INTO processed_transactions (signature, slot, block_time, event_count, failed)
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::int[], $5::boolean[])
+             ON CONFLICT DO NOTHING`,
+      values: [
+        pgBinaryArray(parsed, 'text', (p) => p.signature),
+        pgBinaryArray(parsed, 'int8', (p) => p.slot),
+        pgBinaryArray(parsed, 'timestamptz', (p) => (p.blockTime === null ? null : new Date(p.blockTime * 1000))),
+        pgBinaryArray(parsed, 'int4', (p) => p.events.length + p.invalid.length),
+        pgBinaryArray(parsed, 'bool', (p) => p.failed),
+      ],
+    },
+    {
+      text: `INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
+             SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])`,
+      values: [
+        pgBinaryArray(events, 'text', (e) => e.ctx.signature),
+        pgBinaryArray(events, 'int4', (e) => e.ctx.eventIndex),
+        pgBinaryArray(events, 'int8', (e) => e.ctx.slot),
+        pgBinaryArray(events, 'timestamptz', (e) => e.ctx.blockTime),
+        pgBinaryArray(events, 'text', (e) => e.event.kind),
+        pgBinaryArray(events, 'bytea', (e) => e.bytes),
+      ],
+    },
+  ];
+}
+
+function sameIds(a: Record<string, number>, b: Record<string, number>): boolean {
+  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) if ((a[k] ?? 1) !== (b[k] ?? 1)) return false;
+  return true;
 }
 
 interface Applied {

@@ -1,4 +1,5 @@
-import type { ITask } from 'pg-promise';
+import type { IBaseProtocol } from 'pg-promise';
+import type { RowCache } from './cache';
 import type { ProgramEvent } from '../../core/events';
 import type {
   LevelRow,
@@ -182,43 +183,75 @@ const toPosition = (r: Row): PositionRow => ({
   settledAt: r.settled_at as Date | null,
 });
 
-/** Loads into `state` every row the batch's events touch: one query per table. */
-export async function loadState(t: ITask<unknown>, state: BatchState, events: ProgramEvent[]): Promise<void> {
+/**
+ * Loads into `state` every row the batch's events touch: from `cache` what it holds, the rest
+ * with one query per table.
+ */
+export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, events: ProgramEvent[], cache?: RowCache): Promise<void> {
   const k = collectKeys(events);
-  const markets = [...k.markets];
+  const markets: string[] = [];
+  for (const a of k.markets) {
+    const hit = cache?.markets.get(a);
+    if (hit) state.markets.load(a, hit);
+    else markets.push(a);
+  }
   if (markets.length) {
-    for (const r of await t.any<Row>('SELECT * FROM markets WHERE address = ANY($1)', [markets])) {
+    for (const r of await q.any<Row>('SELECT * FROM markets WHERE address = ANY($1)', [markets])) {
       state.markets.load(r.address as string, toMarket(r));
     }
   }
-  const books = [...k.books];
+  const books: string[] = [];
+  for (const m of k.books) {
+    const hit = cache?.books.get(m);
+    if (!hit) {
+      books.push(m);
+      continue;
+    }
+    for (const [key, l] of hit) state.levels.load(key, l);
+    state.bookLoaded.add(m);
+  }
   if (books.length) {
-    for (const r of await t.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = ANY($1)', [books])) {
+    for (const r of await q.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = ANY($1)', [books])) {
       const l = toLevel(r);
       state.levels.load(levelKey(l.marketAddress, l.bookSide, l.priceBps), l);
     }
     books.forEach((m) => state.bookLoaded.add(m));
   }
-  if (k.orders.size) {
-    const list = [...k.orders.values()];
-    const rows = await t.any<Row>(
+  const orders: { market: string; orderId: bigint }[] = [];
+  for (const [key, o] of k.orders) {
+    const hit = cache?.orders.get(key);
+    if (hit) state.orders.load(key, hit);
+    else orders.push(o);
+  }
+  if (orders.length) {
+    const rows = await q.any<Row>(
       `SELECT o.* FROM orders o
          JOIN unnest($1::text[], $2::numeric[]) AS k(m, id) ON o.market_address = k.m AND o.order_id = k.id`,
-      [list.map((o) => o.market), list.map((o) => o.orderId.toString())],
+      [orders.map((o) => o.market), orders.map((o) => o.orderId.toString())],
     );
     for (const r of rows) {
       const o = toOrder(r);
       state.orders.load(orderKey(o.marketAddress, o.orderId), o);
     }
   }
-  if (k.positions.size || k.positionOwners.size) {
-    const owners = [...k.positionOwners.values()];
-    const rows = await t.any<Row>(
+  const positions: string[] = [];
+  const owners: { market: string; owner: string }[] = [];
+  const cachedPosition = (address: string | undefined): boolean => {
+    const hit = address === undefined ? undefined : cache?.positions.get(address);
+    if (!hit) return false;
+    state.positions.load(hit.address, hit);
+    state.positionByOwner.set(`${hit.marketAddress}:${hit.owner}`, hit.address);
+    return true;
+  };
+  for (const a of k.positions) if (!cachedPosition(a)) positions.push(a);
+  for (const [key, o] of k.positionOwners) if (!cachedPosition(cache?.positionByOwner.get(key))) owners.push(o);
+  if (positions.length || owners.length) {
+    const rows = await q.any<Row>(
       `SELECT p.* FROM positions p WHERE p.address = ANY($1)
        UNION
        SELECT p.* FROM positions p
          JOIN unnest($2::text[], $3::text[]) AS k(m, w) ON p.market_address = k.m AND p.owner = k.w`,
-      [[...k.positions], owners.map((o) => o.market), owners.map((o) => o.owner)],
+      [positions, owners.map((o) => o.market), owners.map((o) => o.owner)],
     );
     for (const r of rows) {
       const p = toPosition(r);
@@ -227,9 +260,20 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
     }
   }
   // Achievements of a wallet read both its activity and its stats, whichever event touched it.
-  const wallets = [...new Set([...k.traders, ...k.settlers])];
+  const wallets: string[] = [];
+  for (const w of new Set([...k.traders, ...k.settlers])) {
+    state.walletsLoaded.add(w);
+    const hit = cache?.wallets.get(w);
+    if (!hit) {
+      wallets.push(w);
+      continue;
+    }
+    if (hit.activity) state.activity.load(w, hit.activity);
+    if (hit.stats) state.stats.load(w, hit.stats);
+    for (const [key, a] of hit.achievements) state.userAchievements.load(key, a);
+  }
   if (wallets.length) {
-    for (const r of await t.any<Row>('SELECT * FROM trader_activity WHERE wallet = ANY($1)', [wallets])) {
+    for (const r of await q.any<Row>('SELECT * FROM trader_activity WHERE wallet = ANY($1)', [wallets])) {
       const a: TraderActivityRow = {
         wallet: r.wallet as string,
         tradesCount: num(r.trades_count),
@@ -240,7 +284,7 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
       };
       state.activity.load(a.wallet, a);
     }
-    for (const r of await t.any<Row>('SELECT * FROM user_stats WHERE wallet = ANY($1)', [wallets])) {
+    for (const r of await q.any<Row>('SELECT * FROM user_stats WHERE wallet = ANY($1)', [wallets])) {
       const s: UserStatsRow = {
         wallet: r.wallet as string,
         totalTrades: num(r.total_trades),
@@ -256,7 +300,7 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
       };
       state.stats.load(s.wallet, s);
     }
-    for (const r of await t.any<Row>('SELECT * FROM user_achievements WHERE wallet = ANY($1)', [wallets])) {
+    for (const r of await q.any<Row>('SELECT * FROM user_achievements WHERE wallet = ANY($1)', [wallets])) {
       const a: UserAchievementRow = {
         wallet: r.wallet as string,
         achievementId: num(r.achievement_id),
@@ -267,8 +311,14 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
       state.userAchievements.load(achievementKey(a.wallet, a.achievementId), a);
     }
   }
-  if (k.lockWallets.size) {
-    for (const r of await t.any<Row>('SELECT * FROM referral_locks WHERE wallet = ANY($1)', [[...k.lockWallets]])) {
+  const locks: string[] = [];
+  for (const w of k.lockWallets) {
+    const hit = cache?.locks.get(w);
+    if (hit) state.locks.load(w, hit);
+    else locks.push(w);
+  }
+  if (locks.length) {
+    for (const r of await q.any<Row>('SELECT * FROM referral_locks WHERE wallet = ANY($1)', [locks])) {
       const l: ReferralLockRow = {
         wallet: r.wallet as string,
         referrer: r.referrer as string,
@@ -281,9 +331,14 @@ export async function loadState(t: ITask<unknown>, state: BatchState, events: Pr
       state.locks.load(l.wallet, l);
     }
   }
-  if (k.earnings.size) {
-    const list = [...k.earnings.values()];
-    const rows = await t.any<Row>(
+  const list: { wallet: string; mint: string }[] = [];
+  for (const [key, e] of k.earnings) {
+    const hit = cache?.earnings.get(key);
+    if (hit) state.earnings.load(key, hit);
+    else list.push(e);
+  }
+  if (list.length) {
+    const rows = await q.any<Row>(
       `SELECT e.* FROM referrer_earnings e
          JOIN unnest($1::text[], $2::text[]) AS k(w, m) ON e.wallet = k.w AND e.settlement_mint = k.m`,
       [list.map((e) => e.wallet), list.map((e) => e.mint)],

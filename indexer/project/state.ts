@@ -89,6 +89,8 @@ export class BatchState {
 
   /** Markets whose book levels were all loaded (level rows exist only for non-empty levels). */
   readonly bookLoaded = new Set<string>();
+  /** Wallets whose activity, stats and achievements were all loaded. */
+  readonly walletsLoaded = new Set<string>();
   /** Markets whose levels changed: their best bid and ask are recomputed at the end. */
   readonly bookTouched = new Set<string>();
   /** Position (market, owner) → address, to find a wallet's position in a market. */

@@ -1,6 +1,6 @@
 import type { ITask } from 'pg-promise';
 import { pgBinaryArray, type BinaryElementType } from './pg-binary';
-import type { BatchState } from './state';
+import type { BatchState, Table } from './state';
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
@@ -142,7 +142,10 @@ const TYPES: Record<string, string> = {
 };
 
 export interface Writer {
+  /** Inserts; for tables with a conflict target, an upsert. */
   sql: string;
+  /** A plain insert, for rows the batch created (known not to exist). */
+  insertSql: string;
   props: string[];
   /** Per prop: its array's binary element type. */
   binary: BinaryElementType[];
@@ -153,7 +156,7 @@ const BINARY: Record<string, BinaryElementType> = {
   bigint: 'int8', int: 'int4', smallint: 'int2', boolean: 'bool', text: 'text', timestamptz: 'timestamptz', bytea: 'bytea',
   numeric: 'numeric', date: 'date',
 };
-type Writers = { [K in keyof typeof SPECS]: Writer };
+export type Writers = { [K in keyof typeof SPECS]: Writer };
 
 /**
  * Multi-row statements as `INSERT ... SELECT * FROM unnest($1::type[], ...)` with bound
@@ -169,34 +172,53 @@ export function createWriters(): Writers {
       return type;
     });
     const arrays = types.map((type, i) => `$${i + 1}::${type}[]`);
-    let sql = `INSERT INTO ${spec.table} (${cols.join(', ')}) SELECT * FROM unnest(${arrays.join(', ')})`;
+    const insertSql = `INSERT INTO ${spec.table} (${cols.join(', ')}) SELECT * FROM unnest(${arrays.join(', ')})`;
+    let sql = insertSql;
     if (spec.conflict) {
       const updates = cols.filter((c) => !spec.conflict!.includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
       sql += ` ON CONFLICT (${spec.conflict.join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
     }
-    out[key] = { sql, props: spec.props, binary: types.map((type) => BINARY[type]!) };
+    out[key] = { sql, insertSql, props: spec.props, binary: types.map((type) => BINARY[type]!) };
   }
   // Daily P&L rows add up across batches instead of being read first.
   out.dailyPnl!.sql = out.dailyPnl!.sql.replace(/ON CONFLICT.*$/, '') + ' ON CONFLICT (wallet, day) DO UPDATE SET pnl = daily_pnl.pnl + EXCLUDED.pnl';
   return out as Writers;
 }
 
-interface Statement {
+export interface Statement {
   text: string;
   values: unknown[];
 }
 
-function upsert(out: Statement[], w: Writer, rows: object[]): void {
+function* upsert(w: Writer, rows: object[], sql = w.sql): Generator<Statement> {
   if (!rows.length) return;
   const rs = rows as Record<string, unknown>[];
-  out.push({ text: w.sql, values: w.props.map((p, i) => pgBinaryArray(rs, w.binary[i]!, (r) => r[p])) });
+  yield { text: sql, values: w.props.map((p, i) => pgBinaryArray(rs, w.binary[i]!, (r) => r[p])) };
 }
 
-/** The batch's writes, parents before children (foreign keys): one multi-row statement per table. */
-function statements(writers: Writers, s: BatchState): Statement[] {
-  const out: Statement[] = [];
-  upsert(out, writers.markets, s.markets.dirtyRows());
-  upsert(out, writers.orders, s.orders.dirtyRows());
+/**
+ * A table's changed rows: those the batch created with a plain insert, which skips the
+ * conflict check an upsert makes per row (the loader looked for them and found none), and the
+ * others with the upsert.
+ */
+function* changed<R extends object>(w: Writer, table: Table<string, R>, keep: (row: R) => boolean = () => true): Generator<Statement> {
+  const created: R[] = [];
+  const existing: R[] = [];
+  for (const key of table.dirty) {
+    const row = table.rows.get(key)!;
+    if (keep(row)) (table.created.has(key) ? created : existing).push(row);
+  }
+  yield* upsert(w, created, w.insertSql);
+  yield* upsert(w, existing);
+}
+
+/**
+ * The batch's writes, parents before children (foreign keys): one multi-row statement per
+ * table, encoded one at a time so that a caller can yield to the event loop in between.
+ */
+export function* writeStatements(writers: Writers, s: BatchState): Generator<Statement> {
+  yield* changed(writers.markets, s.markets);
+  yield* changed(writers.orders, s.orders);
   const levels = s.levels.dirtyRows();
   const emptied = levels.filter((l) => l.quantity === 0n);
   for (const l of levels) {
@@ -205,7 +227,7 @@ function statements(writers: Writers, s: BatchState): Statement[] {
     }
   }
   if (emptied.length) {
-    out.push({
+    yield {
       text: `DELETE FROM orderbook_levels l USING unnest($1::text[], $2::smallint[], $3::int[]) AS k(m, s, p)
               WHERE l.market_address = k.m AND l.book_side = k.s AND l.price_bps = k.p`,
       values: [
@@ -213,32 +235,51 @@ function statements(writers: Writers, s: BatchState): Statement[] {
         pgBinaryArray(emptied, 'int2', (l) => l.bookSide),
         pgBinaryArray(emptied, 'int4', (l) => l.priceBps),
       ],
-    });
+    };
   }
-  upsert(out, writers.levels, levels.filter((l) => l.quantity > 0n));
-  upsert(out, writers.positions, s.positions.dirtyRows());
-  upsert(out, writers.trades, s.trades);
-  upsert(out, writers.feeConfigs, s.feeConfigs);
-  upsert(out, writers.tickSizes, s.tickSizes);
-  upsert(out, writers.locks, s.locks.dirtyRows());
-  upsert(out, writers.earnings, s.earnings.dirtyRows());
-  upsert(out, writers.referrerCredits, s.referrerCredits);
-  upsert(out, writers.referrerClaims, s.referrerClaims);
-  upsert(out, writers.creatorAccruals, s.creatorAccruals);
-  upsert(out, writers.creatorClaims, s.creatorClaims);
-  upsert(out, writers.activity, s.activity.dirtyRows());
-  upsert(out, writers.stats, s.stats.dirtyRows());
-  upsert(out, writers.userAchievements, s.userAchievements.dirtyRows());
-  upsert(out, writers.settledTrades, s.settledTrades);
-  upsert(out, writers.dailyPnl, [...s.dailyPnl.values()]);
+  yield* changed(writers.levels, s.levels, (l) => l.quantity > 0n);
+  yield* changed(writers.positions, s.positions);
+  yield* upsert(writers.trades, s.trades);
+  yield* upsert(writers.feeConfigs, s.feeConfigs);
+  yield* upsert(writers.tickSizes, s.tickSizes);
+  yield* changed(writers.locks, s.locks);
+  yield* changed(writers.earnings, s.earnings);
+  yield* upsert(writers.referrerCredits, s.referrerCredits);
+  yield* upsert(writers.referrerClaims, s.referrerClaims);
+  yield* upsert(writers.creatorAccruals, s.creatorAccruals);
+  yield* upsert(writers.creatorClaims, s.creatorClaims);
+  yield* changed(writers.activity, s.activity);
+  yield* changed(writers.stats, s.stats);
+  yield* changed(writers.userAchievements, s.userAchievements);
+  yield* upsert(writers.settledTrades, s.settledTrades);
+  yield* upsert(writers.dailyPnl, [...s.dailyPnl.values()]);
   const counts = [...s.stateCounts].filter(([, d]) => d !== 0);
   if (counts.length) {
-    out.push({
+    yield {
       text: 'UPDATE market_counts c SET n = c.n + d.delta FROM unnest($1::smallint[], $2::bigint[]) AS d(state, delta) WHERE c.state = d.state',
       values: [pgBinaryArray(counts, 'int2', ([st]) => st), pgBinaryArray(counts, 'int8', ([, d]) => d)],
-    });
+    };
   }
-  return out;
+}
+
+/**
+ * Several data-modifying statements as one: all but the last become `WITH` queries, which
+ * PostgreSQL runs to completion whether or not the last reads them, and their parameters are
+ * renumbered. One round trip instead of one per statement; foreign keys are still checked, at
+ * the end of the statement. The statements must not touch the same rows (they all see one
+ * snapshot), which holds for the projector's: one per table, and disjoint level keys for the
+ * order book's delete and upsert.
+ */
+export function combineStatements(statements: Statement[]): Statement {
+  if (statements.length === 1) return statements[0]!;
+  const values: unknown[] = [];
+  const texts = statements.map((q) => {
+    const offset = values.length;
+    values.push(...q.values);
+    return offset ? q.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`) : q.text;
+  });
+  const last = texts.pop()!;
+  return { text: `WITH ${texts.map((t, i) => `w${i} AS (${t})`).join(',\n')}\n${last}`, values };
 }
 
 /**
@@ -246,5 +287,5 @@ function statements(writers: Writers, s: BatchState): Statement[] {
  * the other (pg deprecates queueing queries on a busy client).
  */
 export async function writeState(t: ITask<unknown>, writers: Writers, s: BatchState): Promise<void> {
-  for (const q of statements(writers, s)) await t.none(q as never);
+  for (const q of writeStatements(writers, s)) await t.none(q as never);
 }

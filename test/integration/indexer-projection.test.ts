@@ -103,6 +103,82 @@ describe('batching does not change the result', () => {
   });
 });
 
+describe('applying the next batch ahead while one commits (D-62)', () => {
+  const { sim, txs } = simulate(400, { seed: 205, emit: 'mixed' });
+  const truth = sim.truth();
+  const strip = (rs: { messages: unknown[]; applied: number; duplicates: number; slot: number | null }[]) =>
+    rs.map((r) => ({ messages: r.messages, applied: r.applied, duplicates: r.duplicates, slot: r.slot }));
+
+  it('gives the tables and messages of applying nothing ahead, with a cache large, tiny or off', async () => {
+    const [off, large, tiny] = await Promise.all([projectionDb({ cacheRows: 0 }), projectionDb(), projectionDb({ cacheRows: 50 })]);
+    try {
+      const expected = await off.apply(txs, 150);
+      const [a, b] = [await large.pipelined(txs, 150), await tiny.pipelined(txs, 150)];
+      expect(await compareWithTruth(large.database.db, truth)).toEqual({});
+      const digests = await tableDigests(off.database.db);
+      expect(await tableDigests(large.database.db)).toEqual(digests);
+      expect(await tableDigests(tiny.database.db)).toEqual(digests);
+      // Messages are built when a batch is applied: a later batch changing the same rows
+      // before this one commits must not show in them.
+      expect(strip(a)).toEqual(strip(expected));
+      expect(strip(b)).toEqual(strip(expected));
+      expect(expected.length).toBeGreaterThan(5);
+    } finally {
+      await Promise.all([off.close(), large.close(), tiny.close()]);
+    }
+  });
+
+  it('applies again the batches applied after one whose events were partly in the ledger', async () => {
+    const [p, whole] = await Promise.all([projectionDb(), projectionDb()]);
+    try {
+      const cut = Math.floor(txs.length / 3);
+      await p.apply(txs.slice(0, cut), 100_000);
+      // Applied ahead as if all new: the first 40 transactions are counted twice in the cache,
+      // and the second batch is applied on top of that.
+      const first = await p.projector.applyAhead(p.projector.prepare(txs.slice(cut - 40, 2 * cut)));
+      const second = await p.projector.applyAhead(p.projector.prepare(txs.slice(2 * cut)));
+      expect(first.ahead).toBeDefined();
+      expect(second.ahead).toBeDefined();
+      const r1 = await p.projector.commit(first, { writerEpoch: 0 });
+      const r2 = await p.projector.commit(second, { writerEpoch: 0 });
+      expect(r1.duplicates).toBeGreaterThan(0);
+      expect(r2.duplicates).toBe(0);
+      await whole.apply(txs, 100_000);
+      expect(await tableDigests(p.database.db)).toEqual(await tableDigests(whole.database.db));
+      expect(await compareWithTruth(p.database.db, truth)).toEqual({});
+    } finally {
+      await Promise.all([p.close(), whole.close()]);
+    }
+  });
+
+  it('leaves out the effects of a batch whose commit failed or never came', async () => {
+    const [failed, abandoned, reference] = await Promise.all([projectionDb(), projectionDb(), projectionDb()]);
+    try {
+      const a = txs.slice(0, 300);
+      const b = txs.slice(300, 600);
+      const c = txs.slice(600, 900);
+      for (const d of [failed, abandoned, reference]) await d.apply(a, 100_000);
+      await reference.apply(c, 100_000);
+
+      const b1 = await failed.projector.applyAhead(failed.projector.prepare(b));
+      const c1 = await failed.projector.applyAhead(failed.projector.prepare(c));
+      await expect(failed.projector.commit(b1, { writerEpoch: 3 })).rejects.toBeInstanceOf(FencedError);
+      await failed.projector.commit(c1, { writerEpoch: 0 });
+
+      await abandoned.projector.applyAhead(abandoned.projector.prepare(b));
+      const c2 = await abandoned.projector.applyAhead(abandoned.projector.prepare(c));
+      await abandoned.projector.commit(c2, { writerEpoch: 0 });
+
+      const expected = await tableDigests(reference.database.db);
+      expect(await tableDigests(failed.database.db)).toEqual(expected);
+      expect(await tableDigests(abandoned.database.db)).toEqual(expected);
+      expect(expected.raw_events!.rows).toBeGreaterThan(0);
+    } finally {
+      await Promise.all([failed.close(), abandoned.close(), reference.close()]);
+    }
+  });
+});
+
 describe('publish messages', () => {
   it('carry the changed market fields, top of book and positions, with the slot', async () => {
     const { txs } = simulate(200, { seed: 303 });

@@ -18,15 +18,17 @@ export interface ProjectionDb {
   tdb: TestDatabase;
   database: Database;
   projector: Projector;
+  /** One batch after the other, each applied and committed before the next. */
   apply(txs: RawTransaction[], batchSize?: number): Promise<BatchResult[]>;
+  pipelined(txs: RawTransaction[], batchSize: number): Promise<BatchResult[]>;
   close(): Promise<void>;
 }
 
 /** A fresh migrated database with a projector writing into it (writer epoch 0). */
-export async function projectionDb(): Promise<ProjectionDb> {
+export async function projectionDb(opts: { cacheRows?: number } = {}): Promise<ProjectionDb> {
   const tdb = await createTestDatabase();
   const database = createDatabase({ url: tdb.url, poolMax: 4 });
-  const projector = createProjector({ db: database.db, pgp: database.pgp, programId: PROGRAM_ID, source: 'test' });
+  const projector = createProjector({ db: database.db, pgp: database.pgp, programId: PROGRAM_ID, source: 'test', cacheRows: opts.cacheRows });
   return {
     tdb,
     database,
@@ -36,6 +38,18 @@ export async function projectionDb(): Promise<ProjectionDb> {
       for (let i = 0; i < txs.length; i += batchSize) {
         results.push(await projector.applyBatch(txs.slice(i, i + batchSize), { writerEpoch: 0 }));
       }
+      return results;
+    },
+    async pipelined(txs, batchSize) {
+      // As the indexer's loop runs them: the next batch is applied ahead while one commits.
+      const results: BatchResult[] = [];
+      let inflight: Promise<void> | undefined;
+      for (let i = 0; i < txs.length; i += batchSize) {
+        const prepared = await projector.applyAhead(projector.prepare(txs.slice(i, i + batchSize)));
+        await inflight;
+        inflight = projector.commit(prepared, { writerEpoch: 0 }).then((r) => void results.push(r));
+      }
+      await inflight;
       return results;
     },
     async close() {
