@@ -2,6 +2,7 @@ import prand from 'pure-rand';
 import { createDatabase, type Database } from '../../core/db';
 import { PROGRAM_ID, projectionDb, simulate, type ProjectionDb } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { attr, exportedSpans, startCollector } from '../support/otlp';
 import { spawnIndexer } from '../support/processes';
 import { tableDigests, waitFor } from '../support/tables';
 
@@ -85,6 +86,30 @@ describe('indexer processes (real PostgreSQL, SIGKILL)', () => {
     const epoch = await database.db.one('SELECT writer_epoch::int AS e FROM indexer_cursor');
     expect(epoch.e).toBe(2);
   }, 120_000);
+
+  it('traces the requests of its own port when an OTLP endpoint is set', async () => {
+    const collector = await startCollector();
+    const secret = 'webhook-secret-of-at-least-32-characters';
+    const run = spawnIndexer(['--source', 'webhook'], { DATABASE_URL: tdb.url, PROGRAM_ID, WEBHOOK_SECRET: secret, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+    try {
+      const port = await run.port;
+      const refused = await fetch(`http://127.0.0.1:${port}/internal/webhook`, { method: 'POST', headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' }, body: '[]' });
+      expect(refused.status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+      run.child.kill('SIGTERM');
+      expect((await run.exited).code).toBe(0); // shutdown flushes the spans
+      const { services, spans } = exportedSpans(collector);
+      expect(services).toEqual(['market-indexer-indexer']);
+      const server = spans.filter((s) => s.kind === 2);
+      // The probe is not traced.
+      expect(server).toHaveLength(1);
+      expect(server[0]).toMatchObject({ name: 'POST /internal/webhook' });
+      expect(attr(server[0]!, 'http.response.status_code')).toBe(401);
+    } finally {
+      run.child.kill('SIGKILL');
+      collector.close();
+    }
+  });
 
   it('stops with one clear line when started without a database', async () => {
     const run = spawnIndexer(args, { PROGRAM_ID });

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createMetrics } from '../../core/telemetry/metrics';
 import { createLogger } from '../../core/telemetry/logger';
 import { ADMIN_DATABASE_URL } from '../support/env';
+import { attr, exportedSpans, startCollector } from '../support/otlp';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -53,35 +53,6 @@ describe('logger', () => {
 });
 
 describe('tracing', () => {
-  /** A stand-in OTLP/HTTP collector: records what the exporter POSTs. */
-  async function startCollector() {
-    const requests: { url: string; body: string }[] = [];
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        requests.push({ url: req.url ?? '', body });
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return { requests, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => server.close() };
-  }
-
-  interface OtlpSpan {
-    traceId: string;
-    spanId: string;
-    parentSpanId?: string;
-    name: string;
-    kind: number;
-    status?: { code?: number };
-    attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
-  }
-  const attr = (s: OtlpSpan, key: string) => {
-    const v = s.attributes.find((a) => a.key === key)?.value;
-    return v?.stringValue ?? (v?.intValue === undefined ? undefined : Number(v.intValue));
-  };
-
   it('exports server spans over OTLP/HTTP when an endpoint is set, and logs carry the trace id', async () => {
     const collector = await startCollector();
     const callerTrace = '0af7651916cd43dd8448eb211c80319c';
@@ -94,14 +65,10 @@ describe('tracing', () => {
       const out = JSON.parse(stdout.trim().split('\n').pop()!);
       expect(out.enabled).toBe(true);
       expect(out.log.traceId).toMatch(/^[0-9a-f]{32}$/);
-      const traces = collector.requests.filter((r) => r.url === '/v1/traces');
-      expect(traces.length).toBeGreaterThan(0);
       // Traces only: metrics are Prometheus' (/metrics), logs are stdout's.
       expect(new Set(collector.requests.map((r) => r.url))).toEqual(new Set(['/v1/traces']));
-      expect(traces.map((t) => t.body).join('\n')).toContain('tracing-child');
-      const spans = traces.flatMap((t) =>
-        (JSON.parse(t.body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
-      );
+      const { services, spans } = exportedSpans(collector);
+      expect(services).toEqual(['tracing-child']);
       const server = spans.filter((s) => s.kind === 2);
       // One server span per request, none for the probe.
       expect(server).toHaveLength(3);
