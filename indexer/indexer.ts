@@ -105,6 +105,8 @@ export function createIndexer(opts: {
         metrics.indexerTransactionsProcessed.inc({ source: source.name }, result.transactions);
         for (const [kind, n] of result.appliedByKind) metrics.indexerEventsApplied.inc({ kind }, n);
         metrics.indexerDuplicateEvents.inc(result.duplicates);
+        metrics.indexerBatches.inc({ path: result.path });
+        metrics.indexerCachedRows.set(projector.cachedRows());
         for (const d of result.deadLetters) {
           metrics.indexerDeadLetters.inc({ reason: d.reason });
           logger.warn({ signature: d.signature, eventIndex: d.eventIndex, kind: d.kind, reason: d.reason, detail: d.detail }, 'dead letter');

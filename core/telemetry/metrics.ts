@@ -61,6 +61,17 @@ export function createMetrics(opts: { defaultLabels?: Record<string, string>; pr
       help: 'Events seen again and skipped by the exactly-once ledger',
       registers,
     }),
+    indexerBatches: new Counter({
+      name: 'service_indexer_batches_total',
+      help: 'Committed batches by how their events were applied: ahead (while the previous batch committed), reapplied (applied ahead on a state that did not come to be, applied again in the transaction) or in_transaction',
+      labelNames: ['path'] as const,
+      registers,
+    }),
+    indexerCachedRows: new Gauge({
+      name: 'service_indexer_row_cache_rows',
+      help: 'Rows the indexer keeps in memory across batches (INDEXER_CACHE_ROWS is the limit)',
+      registers,
+    }),
     indexerDeadLetters: new Counter({
       name: 'service_indexer_dead_letters_total',
       help: 'Events or transactions stored as dead letters, by reason',

@@ -35,6 +35,12 @@ export interface BatchResult {
   /** Highest slot in the batch, or null for an empty batch. */
   slot: number | null;
   messages: ChannelUpdate[];
+  /**
+   * How its events were applied: `ahead` (before the commit, D-62), `reapplied` (applied ahead
+   * on a state that did not come to be, or holding events already in the ledger, so applied
+   * again inside the transaction) or `in_transaction` (not applied ahead).
+   */
+  path: 'ahead' | 'reapplied' | 'in_transaction';
   /** Milliseconds spent per phase, for the benchmark and slow-batch logs. */
   phases: { parse: number; ledger: number; load: number; apply: number; write: number; commit: number };
 }
@@ -98,6 +104,8 @@ export interface Projector {
   /** The one database transaction: ledger, projections, cursor. */
   commit(batch: PreparedBatch, opts: { writerEpoch: number }): Promise<BatchResult>;
   applyBatch(transactions: RawTransaction[], opts: { writerEpoch: number }): Promise<BatchResult>;
+  /** Rows in the row cache now. */
+  cachedRows(): number;
 }
 
 function phaseTimer(result: BatchResult) {
@@ -185,6 +193,7 @@ export function createProjector(opts: {
       deadLetters: [],
       slot: null,
       messages: [],
+      path: 'in_transaction',
       phases: { parse: 0, ledger: 0, load: 0, apply: 0, write: 0, commit: 0 },
     };
     const phase = phaseTimer(result);
@@ -436,6 +445,7 @@ export function createProjector(opts: {
     phase('commit');
 
     lastCommitted = seq;
+    result.path = outcome.ahead ? 'ahead' : batch.ahead ? 'reapplied' : 'in_transaction';
     if (outcome.st && cache) {
       // Rows of later batches applied ahead may be in the cache: this batch's would not agree.
       if (tail && tail.seq !== seq) clearCache();
@@ -449,7 +459,14 @@ export function createProjector(opts: {
     return result;
   }
 
-  return { prepare, prepareInSlices, applyAhead, commit, applyBatch: async (txs, o) => commit(await applyAhead(prepare(txs)), o) };
+  return {
+    prepare,
+    prepareInSlices,
+    applyAhead,
+    commit,
+    applyBatch: async (txs, o) => commit(await applyAhead(prepare(txs)), o),
+    cachedRows: () => cache?.size() ?? 0,
+  };
 }
 
 /**

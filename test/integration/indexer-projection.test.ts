@@ -123,6 +123,8 @@ describe('applying the next batch ahead while one commits (D-62)', () => {
       expect(strip(a)).toEqual(strip(expected));
       expect(strip(b)).toEqual(strip(expected));
       expect(expected.length).toBeGreaterThan(5);
+      expect(new Set(expected.map((r) => r.path))).toEqual(new Set(['in_transaction']));
+      expect(new Set([...a, ...b].map((r) => r.path))).toEqual(new Set(['ahead']));
     } finally {
       await Promise.all([off.close(), large.close(), tiny.close()]);
     }
@@ -143,6 +145,7 @@ describe('applying the next batch ahead while one commits (D-62)', () => {
       const r2 = await p.projector.commit(second, { writerEpoch: 0 });
       expect(r1.duplicates).toBeGreaterThan(0);
       expect(r2.duplicates).toBe(0);
+      expect([r1.path, r2.path]).toEqual(['reapplied', 'reapplied']);
       await whole.apply(txs, 100_000);
       expect(await tableDigests(p.database.db)).toEqual(await tableDigests(whole.database.db));
       expect(await compareWithTruth(p.database.db, truth)).toEqual({});
@@ -163,11 +166,12 @@ describe('applying the next batch ahead while one commits (D-62)', () => {
       const b1 = await failed.projector.applyAhead(failed.projector.prepare(b));
       const c1 = await failed.projector.applyAhead(failed.projector.prepare(c));
       await expect(failed.projector.commit(b1, { writerEpoch: 3 })).rejects.toBeInstanceOf(FencedError);
-      await failed.projector.commit(c1, { writerEpoch: 0 });
+      expect((await failed.projector.commit(c1, { writerEpoch: 0 })).path).toBe('reapplied');
 
       await abandoned.projector.applyAhead(abandoned.projector.prepare(b));
+      // Applied ahead on the effects of a batch whose commit never came: applied again from the tables.
       const c2 = await abandoned.projector.applyAhead(abandoned.projector.prepare(c));
-      await abandoned.projector.commit(c2, { writerEpoch: 0 });
+      expect((await abandoned.projector.commit(c2, { writerEpoch: 0 })).path).toBe('reapplied');
 
       const expected = await tableDigests(reference.database.db);
       expect(await tableDigests(failed.database.db)).toEqual(expected);
