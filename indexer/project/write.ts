@@ -156,7 +156,7 @@ const BINARY: Record<string, BinaryElementType> = {
   bigint: 'int8', int: 'int4', smallint: 'int2', boolean: 'bool', text: 'text', timestamptz: 'timestamptz', bytea: 'bytea',
   numeric: 'numeric', date: 'date',
 };
-export type Writers = { [K in keyof typeof SPECS]: Writer };
+type Writers = { [K in keyof typeof SPECS]: Writer };
 
 /**
  * Multi-row statements as `INSERT ... SELECT * FROM unnest($1::type[], ...)` with bound
@@ -267,8 +267,8 @@ export function* writeStatements(writers: Writers, s: BatchState): Generator<Sta
  * PostgreSQL runs to completion whether or not the last reads them, and their parameters are
  * renumbered. One round trip instead of one per statement; foreign keys are still checked, at
  * the end of the statement. The statements must not touch the same rows (they all see one
- * snapshot), which holds for the projector's: one per table, and disjoint level keys for the
- * order book's delete and upsert.
+ * snapshot), which holds for the projector's: a table's created and changed rows are
+ * different rows, and so are the order book levels it deletes and writes.
  */
 export function combineStatements(statements: Statement[]): Statement {
   if (statements.length === 1) return statements[0]!;
