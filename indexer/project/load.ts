@@ -12,7 +12,7 @@ import type {
   UserAchievementRow,
   UserStatsRow,
 } from './rows';
-import { achievementKey, earningsKey, levelKey, orderKey, type BatchState } from './state';
+import { achievementKey, earningsKey, levelKey, orderKey, type BatchState, type Table } from './state';
 
 type Row = Record<string, unknown>;
 const big = (v: unknown) => BigInt(v as string);
@@ -183,18 +183,24 @@ const toPosition = (r: Row): PositionRow => ({
   settledAt: r.settled_at as Date | null,
 });
 
+/** Rows of `keys` that `cached` holds go into `table`; the others are returned, to be read. */
+function takeCached<R, V>(keys: Map<string, V> | Set<V & string>, cached: Map<string, R> | undefined, table: Table<string, R>): V[] {
+  const missing: V[] = [];
+  for (const [key, v] of keys.entries()) {
+    const hit = cached?.get(key);
+    if (hit) table.load(key, hit);
+    else missing.push(v);
+  }
+  return missing;
+}
+
 /**
  * Loads into `state` every row the batch's events touch: from `cache` what it holds, the rest
  * with one query per table.
  */
 export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, events: ProgramEvent[], cache?: RowCache): Promise<void> {
   const k = collectKeys(events);
-  const markets: string[] = [];
-  for (const a of k.markets) {
-    const hit = cache?.markets.get(a);
-    if (hit) state.markets.load(a, hit);
-    else markets.push(a);
-  }
+  const markets = takeCached(k.markets, cache?.markets, state.markets);
   if (markets.length) {
     for (const r of await q.any<Row>('SELECT * FROM markets WHERE address = ANY($1)', [markets])) {
       state.markets.load(r.address as string, toMarket(r));
@@ -217,12 +223,7 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
     }
     books.forEach((m) => state.bookLoaded.add(m));
   }
-  const orders: { market: string; orderId: bigint }[] = [];
-  for (const [key, o] of k.orders) {
-    const hit = cache?.orders.get(key);
-    if (hit) state.orders.load(key, hit);
-    else orders.push(o);
-  }
+  const orders = takeCached(k.orders, cache?.orders, state.orders);
   if (orders.length) {
     const rows = await q.any<Row>(
       `SELECT o.* FROM orders o
@@ -311,12 +312,7 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
       state.userAchievements.load(achievementKey(a.wallet, a.achievementId), a);
     }
   }
-  const locks: string[] = [];
-  for (const w of k.lockWallets) {
-    const hit = cache?.locks.get(w);
-    if (hit) state.locks.load(w, hit);
-    else locks.push(w);
-  }
+  const locks = takeCached(k.lockWallets, cache?.locks, state.locks);
   if (locks.length) {
     for (const r of await q.any<Row>('SELECT * FROM referral_locks WHERE wallet = ANY($1)', [locks])) {
       const l: ReferralLockRow = {
@@ -331,12 +327,7 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
       state.locks.load(l.wallet, l);
     }
   }
-  const list: { wallet: string; mint: string }[] = [];
-  for (const [key, e] of k.earnings) {
-    const hit = cache?.earnings.get(key);
-    if (hit) state.earnings.load(key, hit);
-    else list.push(e);
-  }
+  const list = takeCached(k.earnings, cache?.earnings, state.earnings);
   if (list.length) {
     const rows = await q.any<Row>(
       `SELECT e.* FROM referrer_earnings e
