@@ -3,6 +3,9 @@ import { DEFAULT_FEE_CONFIG, DEFAULT_TICK_SIZE_BPS } from '../../core/domain';
 
 type Row = Record<string, unknown>;
 
+/** Resting orders (open, pending_cancel, cancel_failed): answered from the partial index `orders_resting_idx`. */
+export const RESTING_ORDERS_COUNT = 'SELECT count(*)::int FROM orders WHERE status_code IN (0, 4, 5)';
+
 /** Trades logged by one transaction, in event order (`/trades?tx=` and `/orders?tx=`). */
 export const tradesOfTransaction = (db: Db, tx: string, limit: number) =>
   db.any<Row>('SELECT * FROM trades WHERE tx_signature = $1 ORDER BY event_index LIMIT $2', [tx, limit]);

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { MARKET_STATE_NAMES } from '../../core/domain';
 import { base58Address, limit, NO_PARAMS, parse } from '../http/validate';
+import { RESTING_ORDERS_COUNT } from '../read/queries';
 import type { Guards } from './guards';
 
 type Row = Record<string, unknown>;
@@ -29,7 +30,7 @@ export function publicStatsRouter(db: Db, g: Guards): Router {
         `SELECT COALESCE(sum(total_volume), 0)::text AS volume, COALESCE(sum(total_trades), 0)::text AS trades,
                 COALESCE(sum(total_positions), 0)::text AS positions,
                 (SELECT count(*)::int FROM trader_activity) AS traders,
-                (SELECT count(*)::int FROM orders WHERE status_code IN (0, 4, 5)) AS resting,
+                (${RESTING_ORDERS_COUNT}) AS resting,
                 (SELECT COALESCE(sum(creator_fees_earned), 0)::text FROM markets) AS creator_fees,
                 (SELECT COALESCE(sum(fee_protocol), 0)::text FROM trades) AS protocol_fees
            FROM markets`,

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { createDatabase, type Database } from '../../core/db';
 import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../../core/db/migrate';
+import { RESTING_ORDERS_COUNT } from '../../server/read/queries';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 
 const migrationNames = readdirSync(MIGRATIONS_DIR)
@@ -96,6 +97,14 @@ describe('schema rules (real PostgreSQL)', () => {
       );
     await insertTrade(10, [5, 3, 2], 0);
     await expect(insertTrade(10, [5, 3, 3], 1)).rejects.toThrow(/check constraint/);
+  });
+
+  it('answers the resting-order count of /stats/platform from its partial index', async () => {
+    const plan = await database.db.tx(async (t) => {
+      await t.none('SET LOCAL enable_seqscan = off');
+      return t.one<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${RESTING_ORDERS_COUNT}`);
+    });
+    expect(JSON.stringify(plan)).toContain('"Index Name":"orders_resting_idx"');
   });
 
   it('keys raw events by (signature, event index)', async () => {
