@@ -9,6 +9,7 @@ export function creatorFeesAccrued(state: BatchState, e: CreatorFeesAccrued, ctx
   check(m.creator === e.creator, 'creator_mismatch', `market ${e.market} was created by ${m.creator}, not ${e.creator}`);
   m.accumulatedCreatorFees += e.amount;
   m.creatorFeesEarned += e.amount;
+  state.platform.creatorFees += e.amount;
   m.updatedAt = ctx.blockTime;
   state.markets.touch(e.market);
   state.creatorAccruals.push({

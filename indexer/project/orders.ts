@@ -138,6 +138,7 @@ function applyPosition(state: BatchState, market: MarketRow, p: PositionPlan, ct
     state.positions.insert(p.address, row);
     state.positionByOwner.set(`${market.address}:${p.owner}`, p.address);
     market.totalPositions += 1;
+    state.platform.positions += 1;
   } else {
     state.positions.touch(p.address);
   }
@@ -160,6 +161,7 @@ function applyPosition(state: BatchState, market: MarketRow, p: PositionPlan, ct
 function recordActivity(state: BatchState, wallet: string, qty: bigint, newMarket: boolean, ctx: EventContext): void {
   const a = state.activity.get(wallet);
   if (!a) {
+    state.platform.traders += 1;
     state.activity.insert(wallet, {
       wallet,
       tradesCount: 1,
@@ -219,6 +221,9 @@ export function orderFilled(state: BatchState, e: OrderFilled, ctx: EventContext
   const takerNew = applyPosition(state, market, takerPlan, ctx);
   market.totalVolume += e.quantity;
   market.totalTrades += 1;
+  state.platform.volume += e.quantity;
+  state.platform.trades += 1;
+  state.platform.protocolFees += e.feeProtocol;
   market.updatedAt = ctx.blockTime;
   state.markets.touch(e.market);
   state.trades.push({

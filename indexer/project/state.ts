@@ -102,6 +102,8 @@ export class BatchState {
   countState(state: number, delta: number): void {
     this.stateCounts.set(state, (this.stateCounts.get(state) ?? 0) + delta);
   }
+  /** What the batch adds to the platform totals (platform_totals, `/stats/platform`). */
+  readonly platform = { volume: 0n, trades: 0, positions: 0, traders: 0, protocolFees: 0n, creatorFees: 0n };
   /** Positions changed in this batch, for `positions:{wallet}` updates. */
   readonly touchedPositions = new Set<string>();
 

@@ -260,6 +260,15 @@ export function* writeStatements(writers: Writers, s: BatchState): Generator<Sta
       values: [pgBinaryArray(counts, 'int2', ([st]) => st), pgBinaryArray(counts, 'int8', ([, d]) => d)],
     };
   }
+  const p = s.platform;
+  if (p.trades || p.positions || p.traders || p.creatorFees) {
+    yield {
+      text: `UPDATE platform_totals SET total_volume = total_volume + $1::numeric, total_trades = total_trades + $2::bigint,
+               total_positions = total_positions + $3::bigint, unique_traders = unique_traders + $4::bigint,
+               protocol_fees = protocol_fees + $5::numeric, creator_fees = creator_fees + $6::numeric`,
+      values: [p.volume.toString(), p.trades, p.positions, p.traders, p.protocolFees.toString(), p.creatorFees.toString()],
+    };
+  }
 }
 
 /**

@@ -24,16 +24,14 @@ export function publicStatsRouter(db: Db, g: Guards): Router {
 
   r.get('/stats/platform', g.ip('public_read'), async (req, res) => {
     parse(NO_PARAMS, req.query, 'query');
+    // Maintained by the indexer in its batch transactions: no scan of markets or trades here.
     const [states, totals] = await Promise.all([
-      db.any<{ state: number; n: number }>('SELECT state, count(*)::int AS n FROM markets GROUP BY state'),
+      db.any<{ state: number; n: number }>('SELECT state, n::int AS n FROM market_counts'),
       db.one<Row>(
-        `SELECT COALESCE(sum(total_volume), 0)::text AS volume, COALESCE(sum(total_trades), 0)::text AS trades,
-                COALESCE(sum(total_positions), 0)::text AS positions,
-                (SELECT count(*)::int FROM trader_activity) AS traders,
-                (${RESTING_ORDERS_COUNT}) AS resting,
-                (SELECT COALESCE(sum(creator_fees_earned), 0)::text FROM markets) AS creator_fees,
-                (SELECT COALESCE(sum(fee_protocol), 0)::text FROM trades) AS protocol_fees
-           FROM markets`,
+        `SELECT total_volume::text AS volume, total_trades::text AS trades, total_positions::text AS positions,
+                unique_traders::int AS traders, (${RESTING_ORDERS_COUNT}) AS resting,
+                creator_fees::text AS creator_fees, protocol_fees::text AS protocol_fees
+           FROM platform_totals`,
       ),
     ]);
     const byState = Object.fromEntries(MARKET_STATE_NAMES.map((name, code) => [name, states.find((s) => s.state === code)?.n ?? 0]));

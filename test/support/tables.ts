@@ -24,6 +24,8 @@ export const PROJECTED_TABLES: Record<string, string> = {
   settled_trades: 'SELECT * FROM settled_trades ORDER BY id',
   daily_pnl: 'SELECT * FROM daily_pnl ORDER BY wallet, day',
   user_achievements: 'SELECT * FROM user_achievements ORDER BY wallet, achievement_id',
+  market_counts: 'SELECT * FROM market_counts ORDER BY state',
+  platform_totals: 'SELECT * FROM platform_totals',
   raw_events: 'SELECT * FROM raw_events ORDER BY signature, event_index',
   processed_transactions: 'SELECT * FROM processed_transactions ORDER BY signature',
   dead_letters: 'SELECT signature, event_index, slot, kind, reason, detail, data, source FROM dead_letters ORDER BY signature, event_index',

@@ -69,6 +69,19 @@ export async function compareWithTruth(db: Db, truth: Truth): Promise<Record<str
        LEFT JOIN (SELECT state, count(*) AS n FROM markets GROUP BY state) m ON m.state = c.state WHERE c.n <> COALESCE(m.n, 0)`,
   );
   for (const d of drift) out.counts.push(`market_counts[${d.state}] ${d.counted} != ${d.actual}`);
+  // The maintained platform totals equal the sums over the tables they summarize.
+  const totals = await db.one<Record<string, string>>(
+    `SELECT to_jsonb(p)::text AS kept, jsonb_build_object(
+              'id', 1,
+              'total_volume', (SELECT COALESCE(sum(total_volume), 0) FROM markets),
+              'total_trades', (SELECT COALESCE(sum(total_trades), 0) FROM markets),
+              'total_positions', (SELECT COALESCE(sum(total_positions), 0) FROM markets),
+              'unique_traders', (SELECT count(*) FROM trader_activity),
+              'protocol_fees', (SELECT COALESCE(sum(fee_protocol), 0) FROM trades),
+              'creator_fees', (SELECT COALESCE(sum(creator_fees_earned), 0) FROM markets))::text AS summed
+       FROM platform_totals p`,
+  );
+  if (totals.kept !== totals.summed) out.counts.push(`platform_totals ${totals.kept} != ${totals.summed}`);
   for (const k of Object.keys(out)) if (!out[k]!.length) delete out[k];
   return out;
 }
