@@ -9,7 +9,8 @@ import { tableDigests, waitFor } from '../support/tables';
 const SEED = 606;
 const UNTIL = 1_200;
 const BATCH = 60;
-const args = ['--source', 'simulator', '--seed', String(SEED), '--until-slot', String(UNTIL), '--batch-size', String(BATCH)];
+const withUntil = (until: number) => ['--source', 'simulator', '--seed', String(SEED), '--until-slot', String(until), '--batch-size', String(BATCH)];
+const args = withUntil(UNTIL);
 
 /** The same chain indexed without interruption, in this process: what every run must equal. */
 async function reference(): Promise<{ p: ProjectionDb; digests: Awaited<ReturnType<typeof tableDigests>> }> {
@@ -66,25 +67,41 @@ describe('indexer processes (real PostgreSQL, SIGKILL)', () => {
   }, 240_000);
 
   it('hands over to a hot standby when the writer dies', async () => {
-    const writer = spawnIndexer(args, { DATABASE_URL: tdb.url, PROGRAM_ID });
-    await writer.port;
-    await waitFor('writer progress', async () => (await cursor()) > 0, 60_000);
-    const standby = spawnIndexer(args, { DATABASE_URL: tdb.url, PROGRAM_ID });
-    const port = await standby.port;
-    const health = async () => (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { role: string; indexerRunning: boolean };
-    await waitFor('standby role', async () => (await health()).role === 'standby');
-    expect((await health()).indexerRunning).toBe(true);
-    const ready = await fetch(`http://127.0.0.1:${port}/ready`);
-    expect(ready.status).toBe(200);
+    // A first writer indexes the first half of the chain and exits.
+    const first = spawnIndexer(withUntil(UNTIL / 2), { DATABASE_URL: tdb.url, PROGRAM_ID });
+    expect((await first.exited).code).toBe(0);
+    expect(await cursor()).toBe(UNTIL / 2);
+    // While this transaction holds raw_events, no batch can commit: the next writer dies inside
+    // its first batch, whatever the speed of the machine, and nothing it did lands.
+    const blocker = await database.db.$pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE raw_events IN SHARE MODE');
+      const writer = spawnIndexer(args, { DATABASE_URL: tdb.url, PROGRAM_ID });
+      const health = async (port: number) => (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { role: string; indexerRunning: boolean };
+      const writerPort = await writer.port;
+      await waitFor('writer role', async () => (await health(writerPort)).role === 'writer');
+      const standby = spawnIndexer(args, { DATABASE_URL: tdb.url, PROGRAM_ID });
+      const port = await standby.port;
+      await waitFor('standby role', async () => (await health(port)).role === 'standby');
+      expect((await health(port)).indexerRunning).toBe(true);
+      const ready = await fetch(`http://127.0.0.1:${port}/ready`);
+      expect(ready.status).toBe(200);
 
-    writer.child.kill('SIGKILL');
-    await writer.exited;
-    const { code } = await standby.exited;
-    expect(code).toBe(0);
+      writer.child.kill('SIGKILL');
+      await writer.exited;
+      await blocker.query('COMMIT');
+      const { code } = await standby.exited;
+      expect(code).toBe(0);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {});
+      blocker.release();
+    }
     expect(await cursor()).toBe(UNTIL);
     expect(await tableDigests(database.db)).toEqual(ref.digests);
+    // The first writer, the one that died, and the standby each took the lock once.
     const epoch = await database.db.one('SELECT writer_epoch::int AS e FROM indexer_cursor');
-    expect(epoch.e).toBe(2);
+    expect(epoch.e).toBe(3);
   }, 120_000);
 
   it('traces the requests of its own port when an OTLP endpoint is set', async () => {
