@@ -296,7 +296,7 @@ export function createProjector(opts: {
       }
       phase('write');
       const slot = batch.result.slot;
-      const ahead: Ahead = { generation: gen, after, startIds, endIds: st.idCounters(), applied, statements, messages: slot === null ? [] : buildMessages(st, slot) };
+      const ahead: Ahead = { generation: gen, after, startIds, endIds: aheadIds, applied, statements, messages: slot === null ? [] : buildMessages(st, slot) };
       batch.ahead = ahead;
       tail.ahead = ahead;
       return batch;
