@@ -126,7 +126,13 @@ export async function run(): Promise<void> {
   const bodiesFile = path.join(os.tmpdir(), `bench-api-bodies-${process.pid}.json`);
   await writeFile(bodiesFile, JSON.stringify(bodies));
   const plain = spawnListening('loadtest/plain-express.ts', { BODIES_FILE: bodiesFile });
-  targets.unshift({ label: 'plain Express, same body from memory', child: plain.child, base: `http://127.0.0.1:${await plain.port}`, path: (p) => `/${paths.indexOf(p)}` });
+  // What tracing alone costs: the same app with the API's server span exported on every request.
+  const traced = spawnListening('loadtest/plain-express.ts', { BODIES_FILE: bodiesFile, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+  const plainPath = (p: string) => `/${paths.indexOf(p)}`;
+  targets.unshift(
+    { label: 'plain Express, same body from memory', child: plain.child, base: `http://127.0.0.1:${await plain.port}`, path: plainPath },
+    { label: 'plain Express + server span only, tracing on', child: traced.child, base: `http://127.0.0.1:${await traced.port}`, path: plainPath },
+  );
   // Fresh processes: warm the JIT, the pools and the cache before measuring.
   for (const t of targets) for (const p of paths) await sequential(`${t.base}${t.path(p)}`, 300);
 

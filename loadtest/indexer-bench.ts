@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { Client } from 'pg';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
@@ -143,6 +144,8 @@ export async function run(): Promise<void> {
   await dropDatabase(rawName);
 
   const indexRate = (applied / indexMs) * 1000;
+  const cores = os.availableParallelism();
+  const cpuLimit = pgCpu === null ? 0 : (cores * applied) / ((cpu.user + cpu.system) / 1e6 + pgCpu);
   const rawRate = (rows.length / rawMs) * 1000;
   const table: [string, string][] = [
     ['events indexed', String(applied)],
@@ -154,6 +157,12 @@ export async function run(): Promise<void> {
     ['PostgreSQL server CPU (all its processes)', pgCpu === null ? 'n/a (not a local server)' : `${pgCpu.toFixed(2)} s, ${((pgCpu * 1e6) / applied).toFixed(1)} µs/event`],
     ['raw batched insert (ceiling)', `${Math.round(rawRate)} events/s`],
     ['ratio indexer / ceiling', (indexRate / rawRate).toFixed(2)],
+    // However well the indexer overlaps its work with PostgreSQL's, it cannot go faster than the
+    // machine's cores can do the CPU work both spent per event.
+    [
+      `CPU-bound limit (indexer + PostgreSQL CPU on ${cores} cores)`,
+      pgCpu === null ? 'n/a' : `${Math.round(cpuLimit)} events/s, ratio at most ${(cpuLimit / rawRate).toFixed(2)}`,
+    ],
     ['commit-to-publish p50 / p99', `${pct(publishMs, 50).toFixed(2)} / ${pct(publishMs, 99).toFixed(2)} ms (${messages} messages)`],
     ['time per phase (ms)', Object.entries(phases).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')],
   ];
