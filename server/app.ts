@@ -105,7 +105,7 @@ export function createApp(opts: {
     bookTradesFeesRouter(db, g, hot, { programId: config.programId, chainId: config.chainId }),
     ordersPositionsRouter(db, g),
     statsRouter(db, g),
-    achievementsReferralsCreatorsRouter(db, g),
+    achievementsReferralsCreatorsRouter(db, g, hot),
     publicStatsRouter(db, g),
     api,
   ];

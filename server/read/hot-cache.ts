@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import type { Bus, Unsubscribe } from '../../core/redis/bus';
 
 export interface CachedResponse {
@@ -5,6 +6,9 @@ export interface CachedResponse {
   /** The JSON body, serialized once and sent as is to every caller. */
   body: Buffer;
 }
+
+/** Sends a cached response as it was serialized. */
+export const sendCached = (res: Response, c: CachedResponse) => void res.status(c.status).type('application/json').send(c.body);
 
 export interface HotCache {
   get(key: string, load: () => Promise<{ status: number; json: unknown }>): Promise<CachedResponse>;
@@ -20,8 +24,13 @@ export interface HotCache {
  * a read that started before an invalidation from storing its (older) result, and concurrent
  * misses of one key share a single database read.
  */
-export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => number }): HotCache {
+export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => number; maxEntries?: number }): HotCache {
   const ttl = opts.ttlMs ?? 1_000;
+  // Keys come from clients (every market page offset, every market's detail): without a bound,
+  // a crawl between two invalidations, or any crawl while no bus reaches this process, would
+  // keep every response it asked for. A 50-market page is ~16 KB: 1,000 entries of 100 markets
+  // are ~32 MB.
+  const maxEntries = opts.maxEntries ?? 1_000;
   const now = opts.now ?? Date.now;
   const entries = new Map<string, { value: CachedResponse; expires: number }>();
   const inflight = new Map<string, Promise<CachedResponse>>();
@@ -31,6 +40,17 @@ export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => nu
     generation += 1;
     entries.clear();
     inflight.clear();
+  };
+  // Every entry lives for the same TTL and is (re)inserted at the end, so the Map's order is
+  // expiry order: the expired and, when full, the oldest entries are at its front.
+  const store = (key: string, value: CachedResponse) => {
+    const t = now();
+    entries.delete(key);
+    for (const [k, e] of entries) {
+      if (e.expires > t && entries.size < maxEntries) break;
+      entries.delete(k);
+    }
+    entries.set(key, { value, expires: t + ttl });
   };
   if (opts.bus) for (const pattern of ['market:*', 'orderbook:*']) subs.push(opts.bus.subscribe(pattern, invalidate));
 
@@ -43,7 +63,7 @@ export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => nu
         const started = generation;
         pending = load().then(({ status, json }) => {
           const value = { status, body: Buffer.from(JSON.stringify(json)) };
-          if (generation === started) entries.set(key, { value, expires: now() + ttl });
+          if (generation === started) store(key, value);
           return value;
         });
         inflight.set(key, pending);

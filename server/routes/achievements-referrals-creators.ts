@@ -3,6 +3,7 @@ import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { MarketState } from '../../core/domain';
 import { base58Address, limit, NO_PARAMS, parse } from '../http/validate';
+import { sendCached, type HotCache } from '../read/hot-cache';
 import { iso } from '../read/serialize';
 import type { Guards } from './guards';
 
@@ -24,7 +25,38 @@ const walletParam = Joi.object({ wallet: base58Address.required() });
 const mintQuery = Joi.object({ mint: base58Address });
 const leaderboardQuery = Joi.object({ limit: limit(25, 100) });
 
-export function achievementsReferralsCreatorsRouter(db: Db, g: Guards): Router {
+/** The referral accounting checks of `/v2/referrals/diagnostics` (D-47), over one snapshot. */
+async function referralDiagnostics(db: Db) {
+  const d = await db.one<Row>(
+    `SELECT (SELECT count(*)::int FROM referral_locks) AS locks,
+            (SELECT count(*)::int FROM referral_locks WHERE expires_at > now()) AS active_locks,
+            (SELECT count(DISTINCT wallet)::int FROM referrer_earnings) AS referrers,
+            (SELECT COALESCE(sum(amount), 0)::text FROM referrer_credits) AS credited,
+            (SELECT COALESCE(sum(amount), 0)::text FROM referrer_claims) AS claimed,
+            (SELECT COALESCE(sum(accumulated), 0)::text FROM referrer_earnings) AS accumulated,
+            (SELECT COALESCE(sum(total_earned), 0)::text FROM referrer_earnings) AS earned,
+            (SELECT COALESCE(sum(fee_referral), 0)::text FROM trades) AS trade_referral_fees`,
+  );
+  const credited = BigInt(d.credited as string);
+  const data = {
+    locks: d.locks,
+    activeLocks: d.active_locks,
+    referrers: d.referrers,
+    totalCredited: d.credited,
+    totalClaimed: d.claimed,
+    totalAccumulated: d.accumulated,
+    tradeReferralFees: d.trade_referral_fees,
+    checks: {
+      // Every credit is in some referrer's earnings, and earnings = claimable + claimed.
+      creditsMatchEarnings: credited === BigInt(d.earned as string),
+      earningsBalance: credited === BigInt(d.accumulated as string) + BigInt(d.claimed as string),
+      creditsMatchTradeFees: credited === BigInt(d.trade_referral_fees as string),
+    },
+  };
+  return { status: 200, json: { data } };
+}
+
+export function achievementsReferralsCreatorsRouter(db: Db, g: Guards, hot: HotCache): Router {
   const r = Router();
   const pub = g.ip('public');
 
@@ -115,34 +147,9 @@ export function achievementsReferralsCreatorsRouter(db: Db, g: Guards): Router {
 
   r.get('/v2/referrals/diagnostics', pub, async (req, res) => {
     parse(NO_PARAMS, req.query, 'query');
-    const d = await db.one<Row>(
-      `SELECT (SELECT count(*)::int FROM referral_locks) AS locks,
-              (SELECT count(*)::int FROM referral_locks WHERE expires_at > now()) AS active_locks,
-              (SELECT count(DISTINCT wallet)::int FROM referrer_earnings) AS referrers,
-              (SELECT COALESCE(sum(amount), 0)::text FROM referrer_credits) AS credited,
-              (SELECT COALESCE(sum(amount), 0)::text FROM referrer_claims) AS claimed,
-              (SELECT COALESCE(sum(accumulated), 0)::text FROM referrer_earnings) AS accumulated,
-              (SELECT COALESCE(sum(total_earned), 0)::text FROM referrer_earnings) AS earned,
-              (SELECT COALESCE(sum(fee_referral), 0)::text FROM trades) AS trade_referral_fees`,
-    );
-    const credited = BigInt(d.credited as string);
-    res.json({
-      data: {
-        locks: d.locks,
-        activeLocks: d.active_locks,
-        referrers: d.referrers,
-        totalCredited: d.credited,
-        totalClaimed: d.claimed,
-        totalAccumulated: d.accumulated,
-        tradeReferralFees: d.trade_referral_fees,
-        checks: {
-          // Every credit is in some referrer's earnings, and earnings = claimable + claimed.
-          creditsMatchEarnings: credited === BigInt(d.earned as string),
-          earningsBalance: credited === BigInt(d.accumulated as string) + BigInt(d.claimed as string),
-          creditsMatchTradeFees: credited === BigInt(d.trade_referral_fees as string),
-        },
-      },
-    });
+    // It sums whole tables: served from memory like the hot reads (D-48), so a flood of it costs
+    // the database one computation per commit or second, not one per request.
+    sendCached(res, await hot.get('referrals:diagnostics', () => referralDiagnostics(db)));
   });
 
   r.get('/creators/:wallet', pub, async (req, res) => {

@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors';
 import { base58Address, base58Signature, limit, NO_PARAMS, parse } from '../http/validate';
 import { feeConfigRow, trade } from '../read/serialize';
 import { liveProgramConfig, tradesOfTransaction } from '../read/queries';
-import type { HotCache } from '../read/hot-cache';
+import { sendCached, type HotCache } from '../read/hot-cache';
 import type { Guards } from './guards';
 
 type Row = Record<string, unknown>;
@@ -36,7 +36,7 @@ export function bookTradesFeesRouter(db: Db, g: Guards, hot: HotCache, program: 
       if (!m) return { status: 200, json: { best_bid: null, best_ask: null } };
       return { status: 200, json: { best_bid: m.best_bid ?? null, best_ask: m.best_ask ?? null, market: m.address } };
     });
-    res.status(c.status).type('application/json').send(c.body);
+    sendCached(res, c);
   });
 
   r.get('/trades', read, async (req, res) => {

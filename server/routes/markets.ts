@@ -1,10 +1,10 @@
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { MarketState } from '../../core/domain';
 import { ApiError } from '../http/errors';
 import { base58Address, limit, NO_PARAMS, offset, parse } from '../http/validate';
-import type { CachedResponse, HotCache } from '../read/hot-cache';
+import { sendCached as send, type HotCache } from '../read/hot-cache';
 import { liveProgramConfig } from '../read/queries';
 import { currentMarket, iso, level, marketListItem } from '../read/serialize';
 import type { Guards } from './guards';
@@ -23,8 +23,6 @@ export async function findMarket(db: Db, marketId: unknown): Promise<Row> {
   if (!row) throw new ApiError('NOT_FOUND', 'Market not found');
   return row;
 }
-
-const send = (res: Response, c: CachedResponse) => void res.status(c.status).type('application/json').send(c.body);
 
 async function listPayload(db: Db, q: { state?: number; limit: number; offset: number }) {
   const where = q.state === undefined ? '' : 'WHERE state = $3';

@@ -35,6 +35,23 @@ describe('hot-read cache', () => {
     await cache.close();
   });
 
+  it('holds at most maxEntries responses, dropping expired ones first and then the oldest', async () => {
+    let t = 0;
+    let loads = 0;
+    const cache = createHotCache({ ttlMs: 1_000, now: () => t, maxEntries: 3 });
+    const get = async (k: string) => (await cache.get(k, async () => ({ status: 200, json: `${k}${++loads}` }))).body.toString();
+    for (const k of ['a', 'b', 'c', 'd', 'e']) await get(k);
+    expect(cache.size()).toBe(3);
+    // The newest three stayed; the oldest two were loaded again.
+    expect([await get('c'), await get('d'), await get('e')]).toEqual(['"c3"', '"d4"', '"e5"']);
+    expect(await get('a')).toBe('"a6"');
+    expect(cache.size()).toBe(3);
+    // Once expired, entries leave when the next response is stored, whatever the bound.
+    t = 5_000;
+    await get('f');
+    expect(cache.size()).toBe(1);
+  });
+
   it('does not cache failures', async () => {
     const cache = createHotCache({});
     await expect(cache.get('x', async () => Promise.reject(new Error('no')))).rejects.toThrow('no');
