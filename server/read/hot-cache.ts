@@ -1,14 +1,33 @@
+import { hash } from 'node:crypto';
 import type { Response } from 'express';
+import fresh from 'fresh';
 import type { Bus, Unsubscribe } from '../../core/redis/bus';
 
 export interface CachedResponse {
   status: number;
   /** The JSON body, serialized once and sent as is to every caller. */
   body: Buffer;
+  /** A strong validator derived from the body, so every replica gives the same body the same tag. */
+  etag: string;
 }
 
-/** Sends a cached response as it was serialized. */
-export const sendCached = (res: Response, c: CachedResponse) => void res.status(c.status).type('application/json').send(c.body);
+/**
+ * Sends a cached response as it was serialized, with its ETag, or 304 with no body when the
+ * request's `If-None-Match` names that tag (D-48).
+ */
+export function sendCached(res: Response, c: CachedResponse): void {
+  res.setHeader('ETag', c.etag);
+  const inm = res.req.headers['if-none-match'];
+  // Only If-None-Match is handed to `fresh`: Express's own check also treats a request's
+  // `Cache-Control: no-cache` as "send the body", and fetch (undici in Node) adds that header to
+  // every conditional request, so Node clients would never get a 304. That directive is meant
+  // for caches; an origin evaluates If-None-Match regardless (RFC 9110 13.1.2).
+  if (inm !== undefined && c.status === 200 && fresh({ 'if-none-match': inm }, { etag: c.etag })) {
+    res.status(304).end();
+    return;
+  }
+  res.status(c.status).type('application/json').send(c.body);
+}
 
 export interface HotCache {
   get(key: string, load: () => Promise<{ status: number; json: unknown }>): Promise<CachedResponse>;
@@ -62,7 +81,8 @@ export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => nu
       if (!pending) {
         const started = generation;
         pending = load().then(({ status, json }) => {
-          const value = { status, body: Buffer.from(JSON.stringify(json)) };
+          const body = Buffer.from(JSON.stringify(json));
+          const value = { status, body, etag: `"${hash('sha1', body, 'base64url')}"` };
           if (generation === started) store(key, value);
           return value;
         });
