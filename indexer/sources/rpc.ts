@@ -22,15 +22,32 @@ export interface RpcSourceOptions {
   fetchConcurrency?: number;
   /** Disables logsSubscribe (the poll alone still finds everything). */
   subscribe?: boolean;
+  /** Signatures per `getSignaturesForAddress` page (the RPC's maximum, 1,000, by default). */
+  pageSize?: number;
+  /**
+   * How many listed pages a poll keeps whole while it walks back to the cursor. Beyond that it
+   * keeps only each page's boundary and lists the page again when its turn comes.
+   */
+  pagesInMemory?: number;
 }
 
-const PAGE = 1_000;
+/** One `getSignaturesForAddress` page of a backlog: its signatures, or how to list them again. */
+interface Window {
+  /** Newest first, as listed; dropped for the newest pages of a long backlog. */
+  sigs?: SignatureInfo[];
+  /** The `before` it was listed with (absent for the newest page). */
+  before?: string;
+  /** What a second listing must give again: as many signatures, ending on the same one. */
+  count: number;
+  oldest: string;
+}
 
 /**
  * Solana JSON-RPC source. One ordered path delivers transactions: the signature poll
  * (`getSignaturesForAddress`, newest first, `before`/`until`, 1,000 a page, confirmed) from
- * the last delivered signature, reversed into chain order, each body fetched with
- * `getTransaction` (maxSupportedTransactionVersion 0). The first poll is the backfill.
+ * the last delivered signature, delivered in chain order a page at a time (D-64), each body
+ * fetched with `getTransaction` (maxSupportedTransactionVersion 0). The first poll is the
+ * backfill.
  * `logsSubscribe` notifications and webhook deliveries only trigger the poll early (webhook
  * bodies also spare the `getTransaction` calls), so a missed notification or a webhook gap
  * never loses or reorders a transaction.
@@ -41,6 +58,8 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
   const maxBatch = opts.maxBatchTransactions ?? 2_000;
   const pollMs = opts.pollIntervalMs ?? 2_000;
   const concurrency = opts.fetchConcurrency ?? 8;
+  const pageSize = opts.pageSize ?? 1_000;
+  const pagesInMemory = Math.max(1, opts.pagesInMemory ?? 100);
   const bodies = new Map<string, RawTransaction>();
   let trigger: (() => void) | undefined;
   let pending = false;
@@ -53,20 +72,49 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     trigger?.();
   };
 
-  /** Every signature newer than `until`, oldest first. */
-  async function newSignatures(until: string | null, signal: AbortSignal): Promise<SignatureInfo[]> {
-    const out: SignatureInfo[] = [];
+  const listPage = (before: string | undefined, until: string | null, signal: AbortSignal) => {
+    const cfg: Record<string, unknown> = { limit: pageSize, commitment: 'confirmed' };
+    if (before) cfg.before = before;
+    if (until) cfg.until = until;
+    return rpc.call<SignatureInfo[]>('getSignaturesForAddress', [opts.programId, cfg], signal);
+  };
+
+  /**
+   * Every signature newer than `until`, oldest first, a page at a time. The RPC lists newest
+   * first, so the whole backlog is walked before its oldest page can go out; a walk back over a
+   * long history (a first backfill) would hold every signature of it, so past `pagesInMemory`
+   * pages only their boundaries are kept and those pages are listed again on the way forward.
+   */
+  async function* backlog(until: string | null, signal: AbortSignal): AsyncGenerator<SignatureInfo[]> {
+    const windows: Window[] = [];
+    let listed = 0;
+    // The newest pages go out last, so they are the ones dropped and listed again, newest
+    // first. Not the newest of all: listed again, it would also hold what arrived since.
+    let nextDrop = 1;
     let before: string | undefined;
     for (;;) {
-      const cfg: Record<string, unknown> = { limit: PAGE, commitment: 'confirmed' };
-      if (before) cfg.before = before;
-      if (until) cfg.until = until;
-      const page = await rpc.call<SignatureInfo[]>('getSignaturesForAddress', [opts.programId, cfg], signal);
-      out.push(...page);
-      if (page.length < PAGE) break;
+      const page = await listPage(before, until, signal);
+      if (!page.length) break;
+      windows.push({ sigs: page, before, count: page.length, oldest: page[page.length - 1]!.signature });
+      listed += page.length;
+      if (windows.length - nextDrop + 1 > pagesInMemory && nextDrop < windows.length) windows[nextDrop++]!.sigs = undefined;
+      if (page.length < pageSize) break;
       before = page[page.length - 1]!.signature;
     }
-    return out.reverse();
+    progress = { done: 0, total: listed, unit: 'transactions' };
+    for (let i = windows.length - 1; i >= 0; i--) {
+      const w = windows[i]!;
+      let sigs = w.sigs;
+      if (!sigs) {
+        sigs = await listPage(w.before, until, signal);
+        // Confirmed history does not change; if it did, stop rather than skip or repeat.
+        if (sigs.length !== w.count || sigs[sigs.length - 1]?.signature !== w.oldest) {
+          throw new Error(`getSignaturesForAddress before ${w.before} no longer lists the page it listed`);
+        }
+      }
+      w.sigs = undefined;
+      yield sigs.reverse();
+    }
   }
 
   async function fetchBodies(sigs: SignatureInfo[], signal: AbortSignal): Promise<RawTransaction[]> {
@@ -124,26 +172,35 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       try {
         while (!signal.aborted) {
           pending = false;
-          let sigs: SignatureInfo[];
+          // Signatures listed and not yet delivered, oldest first; failed transactions are not
+          // fetched, but the poll moves past them.
+          let queue: SignatureInfo[] = [];
+          const deliver = async function* (all: boolean) {
+            while (queue.length >= maxBatch || (all && queue.length)) {
+              const chunk = queue.slice(0, maxBatch);
+              queue = queue.slice(chunk.length);
+              const live = chunk.filter((s) => s.err === null || s.err === undefined);
+              if (live.length) {
+                const txs = await fetchBodies(live, signal);
+                if (signal.aborted) return;
+                yield txs;
+              }
+              if (progress) progress.done += chunk.length;
+              last = chunk[chunk.length - 1]!.signature;
+            }
+          };
           try {
-            sigs = await newSignatures(last, signal);
+            for await (const page of backlog(last, signal)) {
+              queue.push(...page);
+              yield* deliver(false);
+              if (signal.aborted) break;
+            }
+            if (!signal.aborted) yield* deliver(true);
           } catch (err) {
             if (signal.aborted) break;
             throw err;
           }
-          const live = sigs.filter((s) => s.err === null || s.err === undefined);
-          progress = { done: 0, total: live.length, unit: 'transactions' };
-          for (let i = 0; i < live.length && !signal.aborted; i += maxBatch) {
-            const chunk = live.slice(i, i + maxBatch);
-            const txs = await fetchBodies(chunk, signal);
-            if (signal.aborted) break;
-            yield txs;
-            progress.done += chunk.length;
-            last = chunk[chunk.length - 1]!.signature;
-          }
           if (signal.aborted) break;
-          // Failed transactions are not fetched; the poll still moves past them.
-          if (sigs.length) last = sigs[sigs.length - 1]!.signature;
           if (!pending) {
             await new Promise<void>((resolve) => {
               const t = setTimeout(resolve, pollMs);

@@ -142,6 +142,41 @@ describe('RPC source end to end against the simulator JSON-RPC server', () => {
   });
 });
 
+describe('RPC source over a backlog longer than it keeps in memory', () => {
+  it('lists the pages it dropped again, oldest first, and indexes the same tables', async () => {
+    const sim = new MarketSimulator({ seed: 405, programId: PROGRAM_ID });
+    const chain = createSimulatorRpcServer({ simulator: sim });
+    const endpoints = await chain.listen();
+    chain.advance(300);
+    const total = chain.transactions().length;
+    const PAGE = 40;
+    const KEPT = 3;
+    // Only the walk back and the pages listed again call the RPC: no notification, no poll
+    // before the test ends.
+    const common = testCommon({});
+    const source = createRpcSource({
+      common, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID,
+      subscribe: false, pollIntervalMs: 600_000, maxBatchTransactions: 100, pageSize: PAGE, pagesInMemory: KEPT,
+    });
+    const r = await startIndexer(source, undefined, common);
+    try {
+      const want = chain.transactions().filter((t) => t.meta?.err === null).length;
+      await waitFor('backfill', async () => (await r.database.db.one('SELECT count(*)::int AS n FROM processed_transactions')).n === want);
+      expect(await compareWithTruth(r.database.db, sim.truth())).toEqual({});
+      // The walk lists every page once (and one empty page when the last is full); all but the
+      // newest page and the oldest KEPT - 1 are listed a second time on the way forward.
+      const pages = Math.ceil(total / PAGE);
+      expect(pages).toBeGreaterThan(KEPT + 2);
+      const walk = pages + (total % PAGE === 0 ? 1 : 0);
+      expect(chain.callCount('getSignaturesForAddress')).toBe(walk + pages - KEPT);
+      expect(await r.database.db.one('SELECT count(*)::int AS n FROM dead_letters')).toEqual({ n: 0 });
+    } finally {
+      await r.stop();
+      await chain.close();
+    }
+  });
+});
+
 describe('webhook ingest route', () => {
   let w: Running;
   const post = (body: string, headers: Record<string, string> = {}) =>
