@@ -124,6 +124,6 @@ export function createApp(opts: {
     }
     sendError(res, new ApiError('NOT_FOUND', 'Not found'));
   });
-  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => errorMapper(logger)(err, req, res, next));
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => errorMapper(logger, config.requestTimeoutMs)(err, req, res, next));
   return app;
 }

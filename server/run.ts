@@ -94,7 +94,14 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
   if (!config.databaseUrl) exitWith('the API process needs DATABASE_URL (postgres://user@host:5432/dbname)');
   if (!config.redisUrl) requireAllowed(config, 'the API process in production needs REDIS_URL (nonces, rate limits and /ws limits would be per process)');
   try {
-    const database = createDatabase({ url: config.databaseUrl, poolMax: config.databasePoolMax, applicationName: 'market-indexer-api' });
+    // A request that timed out (504) must not leave its query holding a pooled connection: under
+    // a slow-query flood the pool would fill with work nobody waits for.
+    const database = createDatabase({
+      url: config.databaseUrl,
+      poolMax: config.databasePoolMax,
+      applicationName: 'market-indexer-api',
+      statementTimeoutMs: config.requestTimeoutMs,
+    });
     shutdown.add('database', () => database.close());
     let redis: Redis | undefined;
     if (config.redisUrl) {

@@ -22,7 +22,13 @@ function pgpRoot(): IMain {
   return root;
 }
 
-export function createDatabase(opts: { url: string; poolMax?: number; applicationName?: string }): Database {
+export function createDatabase(opts: {
+  url: string;
+  poolMax?: number;
+  applicationName?: string;
+  /** PostgreSQL cancels any statement of these connections that runs longer (57014). */
+  statementTimeoutMs?: number;
+}): Database {
   const pgp = pgpRoot();
   const db = pgp({
     connectionString: opts.url,
@@ -33,6 +39,7 @@ export function createDatabase(opts: { url: string; poolMax?: number; applicatio
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
+    statement_timeout: opts.statementTimeoutMs ?? false,
   });
   return {
     db,

@@ -64,7 +64,10 @@ export function sendError(res: Response, err: ApiError): void {
  * The last middleware: every failure leaves as `{ error, code }` (plus `details` on
  * validation errors). Driver messages, SQL and stacks are logged, never sent.
  */
-export function errorMapper(logger: Logger) {
+/** The handler timeout's error; also a statement PostgreSQL cancelled at the same limit. */
+export const timeoutError = (ms: number) => new ApiError('TIMEOUT', `Request took longer than ${Math.round(ms / 1000)} seconds`);
+
+export function errorMapper(logger: Logger, requestTimeoutMs: number) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
     if (err instanceof ApiError) return sendError(res, err);
@@ -74,6 +77,9 @@ export function errorMapper(logger: Logger) {
     if (e.type && typeof e.status === 'number' && e.status < 500) return sendError(res, new ApiError('INVALID_REQUEST_BODY', 'Request body could not be read'));
     logger.error({ err, requestId: req.id }, 'request failed');
     if (isConnectionError(e)) return sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'A required service is unavailable'));
+    // query_canceled: the API's statement_timeout (its request timeout) ran out, or an operator
+    // cancelled the query; either way the request took too long.
+    if (e.code === '57014') return sendError(res, timeoutError(requestTimeoutMs));
     if (e.severity !== undefined || /^[0-9A-Z]{5}$/.test(e.code ?? '')) return sendError(res, new ApiError('DATABASE_ERROR', 'Database operation failed'));
     sendError(res, new ApiError('INTERNAL_ERROR', 'Internal server error'));
   };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { routeTemplate } from '../../core/telemetry/http-span';
-import { ApiError, sendError } from './errors';
+import { sendError, timeoutError } from './errors';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -59,7 +59,7 @@ export function deprecatedAliases() {
 export function handlerTimeout(ms: number) {
   return (req: Request, res: Response, next: NextFunction) => {
     const timer = setTimeout(() => {
-      if (!res.headersSent) sendError(res, new ApiError('TIMEOUT', `Request took longer than ${Math.round(ms / 1000)} seconds`));
+      if (!res.headersSent) sendError(res, timeoutError(ms));
     }, ms);
     // A response emits 'close' after 'finish', and also when the client goes away first.
     res.once('close', () => clearTimeout(timer));

@@ -9,6 +9,7 @@ import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { call, serve, type Json } from '../support/api';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { waitFor } from '../support/tables';
 
 const get = call;
 
@@ -224,6 +225,48 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('REST statement timeout (real PostgreSQL)', () => {
+  it('has PostgreSQL cancel the query of a request that timed out, and the connection serves again', async () => {
+    const tdb = await createTestDatabase();
+    const app = 'market-indexer-api-timeout-test';
+    // As the API process opens it: statement_timeout equal to the request timeout.
+    const database = createDatabase({ url: tdb.url, poolMax: 1, applicationName: app, statementTimeoutMs: 300 });
+    const admin = createDatabase({ url: tdb.url, poolMax: 1 });
+    const common = testCommon({ REQUEST_TIMEOUT_MS: '300' });
+    const api = await serve(createApp({ common, db: database.db, hotTtlMs: 0, ...createApiStores(common, undefined) }));
+    const blocker = await admin.db.$pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE markets IN ACCESS EXCLUSIVE MODE');
+      expectError(await get(`${api.url}/api/v1/markets/current`), 504, 'TIMEOUT');
+      // Still locked, yet the query is gone: PostgreSQL cancelled it rather than let it wait.
+      const waiting = async () =>
+        (await blocker.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [app])).rows[0].n;
+      await waitFor('the timed-out query to be cancelled', async () => (await waiting()) === 0);
+      // PostgreSQL's cancellation alone (57014) is answered like the handler timer: here the
+      // timer is a minute away, so only the statement timeout can end the request.
+      const patient = testCommon({ REQUEST_TIMEOUT_MS: '60000' });
+      const api2 = await serve(createApp({ common: patient, db: database.db, hotTtlMs: 0, ...createApiStores(patient, undefined) }));
+      try {
+        const r = await get(`${api2.url}/api/v1/markets?offset=7`);
+        expectError(r, 504, 'TIMEOUT');
+        expect(r.body.error).toBe('Request took longer than 60 seconds');
+      } finally {
+        await api2.close();
+      }
+      await blocker.query('ROLLBACK');
+      // The pool's only connection was not left behind.
+      expect((await get(`${api.url}/api/v1/markets`)).status).toBe(200);
+    } finally {
+      blocker.release();
+      await api.close();
+      await database.close();
+      await admin.close();
+      await tdb.drop();
+    }
   });
 });
 
