@@ -244,7 +244,7 @@ describe('REST statement timeout (real PostgreSQL)', () => {
       expectError(await get(`${api.url}/api/v1/markets/current`), 504, 'TIMEOUT');
       // Still locked, yet the query is gone: PostgreSQL cancelled it rather than let it wait.
       const waiting = async () =>
-        (await blocker.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [app])).rows[0].n;
+        (await blocker.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [app])).rows[0]!.n;
       await waitFor('the timed-out query to be cancelled', async () => (await waiting()) === 0);
       // PostgreSQL's cancellation alone (57014) is answered like the handler timer: here the
       // timer is a minute away, so only the statement timeout can end the request.
