@@ -15,7 +15,9 @@ export function createPublisher(opts: { updates: UpdateLog | undefined; logger: 
     try {
       await opts.updates.append(messages);
     } catch (err) {
+      opts.metrics.busPublishFailures.inc();
       opts.logger.warn({ err, total: messages.length }, 'bus publish failed');
+      return performance.now() - committedAt;
     }
     const ms = performance.now() - committedAt;
     opts.metrics.busPublishLatency.observe(ms / 1000);

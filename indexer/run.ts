@@ -40,7 +40,7 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
 
     let updates: UpdateLog;
     if (config.redisUrl) {
-      const redis = createRedis(config.redisUrl);
+      const redis = createRedis(config.redisUrl, { commandTimeout: config.redisCommandTimeoutMs });
       redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
       updates = createRedisUpdateLog({ redis, keys: createKeys(config.tenantId) });
       shutdown.add('redis', async () => redis.disconnect());

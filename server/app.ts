@@ -83,7 +83,7 @@ export function createApp(opts: {
 
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
-  const g = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId });
+  const g = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger });
   const api = express.Router();
   api.get('/status', g.ip('public_read'), async (_req, res) => {
     const i = await indexerHealthInputs(db, startedAt);

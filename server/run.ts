@@ -107,7 +107,7 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     if (config.redisUrl) {
       // Every request consumes its rate limit in Redis: auto-pipelining sends the commands of
       // one event-loop turn in one write instead of a write (a system call) per request.
-      const r = (redis = createRedis(config.redisUrl, { enableAutoPipelining: true }));
+      const r = (redis = createRedis(config.redisUrl, { enableAutoPipelining: true, commandTimeout: config.redisCommandTimeoutMs }));
       r.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
       shutdown.add('redis', () => r.disconnect());
       // Until Redis answers, limits fall back to per-process counting: start serving after it

@@ -11,6 +11,8 @@ export interface Config {
   databaseUrl: string | undefined;
   databasePoolMax: number;
   redisUrl: string | undefined;
+  /** A Redis command without a reply by then fails, so a hung Redis degrades like a down one. */
+  redisCommandTimeoutMs: number;
   allowEmbeddedStores: boolean;
   dataDir: string;
   rpcUrl: string;
@@ -64,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: opt('DATABASE_URL'),
     databasePoolMax: num('DATABASE_POOL_MAX'),
     redisUrl: opt('REDIS_URL'),
+    redisCommandTimeoutMs: num('REDIS_COMMAND_TIMEOUT_MS'),
     allowEmbeddedStores: v.ALLOW_EMBEDDED_STORES as boolean,
     dataDir: str('DATA_DIR'),
     rpcUrl,

@@ -17,6 +17,7 @@ const base58Address = () =>
  * `npm run bench -- indexer` is a few thousand.
  */
 export const DEFAULT_INDEXER_CACHE_ROWS = 100_000;
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1_000;
 
 export const TENANT_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 
@@ -34,6 +35,7 @@ export const envSchema = Joi.object({
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).empty(''),
   DATABASE_POOL_MAX: positiveInt().max(200).default(10),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).empty(''),
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt().min(10).max(60_000).default(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
   DATA_DIR: Joi.string().max(4096).empty('').default('.data'),
   ALLOW_EMBEDDED_STORES: Joi.boolean().truthy('true', '1').falsy('false', '0').empty('').default(false),
   RPC_URL: Joi.string().uri({ scheme: ['http', 'https'] }).empty('').default('http://127.0.0.1:8899'),

@@ -59,8 +59,9 @@ export function createRedisBus(opts: { redis: Redis; keys: Keys; onError?: (err:
   const { keys } = opts;
   const onError = opts.onError ?? (() => {});
   // A connection in subscriber mode can run no other command, hence a dedicated one. It
-  // queues commands while reconnecting and re-subscribes by itself afterwards.
-  const sub = opts.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+  // queues commands while reconnecting and re-subscribes by itself afterwards. No command
+  // timeout: a (P)SUBSCRIBE that timed out would still take effect once Redis answers.
+  const sub = opts.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
   sub.on('error', onError);
   const table = createHandlerTable(onError);
 

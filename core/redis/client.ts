@@ -1,11 +1,15 @@
 import Redis, { type RedisOptions } from 'ioredis';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../config/schema';
 
 export type { Redis };
 
 /**
  * A client for commands. `enableOfflineQueue: false` makes commands fail at once while
  * Redis is unreachable instead of piling up; callers fall back (insurance rate limiter)
- * or report a clean error.
+ * or report a clean error. A command with no reply within `commandTimeout`
+ * (`REDIS_COMMAND_TIMEOUT_MS`) fails too: a Redis that keeps its connections but stops
+ * answering would otherwise hold every request that consumes a rate limit, and the indexer's
+ * publishes, for as long as it hangs.
  */
 export function createRedis(url: string, opts: RedisOptions = {}): Redis {
   return new Redis(url, {
@@ -15,6 +19,7 @@ export function createRedis(url: string, opts: RedisOptions = {}): Redis {
     // Reconnect forever with capped backoff: an outage must heal without a restart.
     retryStrategy: (times) => Math.min(times * 200, 5_000),
     lazyConnect: false,
+    commandTimeout: DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
     ...opts,
   });
 }

@@ -100,6 +100,11 @@ export function createMetrics(opts: { defaultLabels?: Record<string, string>; pr
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
       registers,
     }),
+    busPublishFailures: new Counter({
+      name: 'service_bus_publish_failures_total',
+      help: 'Committed batches whose live updates the bus did not take (Redis down or not answering)',
+      registers,
+    }),
     // WebSocket
     wsConnections: new Gauge({ name: 'service_ws_connections', help: 'Open WebSocket connections', registers }),
     wsSubscriptions: new Gauge({ name: 'service_ws_subscriptions', help: 'Active channel subscriptions', registers }),

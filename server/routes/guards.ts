@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { NonceStore } from '../../core/redis/nonce-store';
+import type { Logger } from '../../core/telemetry/logger';
 import { requestAction } from '../auth/http-auth';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
 import { ApiError, type ErrorCode } from '../http/errors';
@@ -26,7 +27,7 @@ const CODES: Record<AuthFailure, ErrorCode> = {
   nonce: 'UNAUTHORIZED',
 };
 
-export function createGuards(opts: { limits: RateLimits; nonceStore: NonceStore; publicHosts: string[]; chainId: string }): Guards {
+export function createGuards(opts: { limits: RateLimits; nonceStore: NonceStore; publicHosts: string[]; chainId: string; logger: Logger }): Guards {
   return {
     ip: (tier) => opts.limits.byIp(tier),
     wallet: (tier) => async (req, res, next) => {
@@ -38,7 +39,12 @@ export function createGuards(opts: { limits: RateLimits; nonceStore: NonceStore;
           chainHeader: req.get('x-wallet-chain'),
         },
         { publicHosts: opts.publicHosts, chainId: opts.chainId, nonceStore: opts.nonceStore, expectedAction: requestAction(req) },
-      );
+      ).catch((err: unknown) => {
+        // Only the nonce store can fail (Redis down or not answering). Without it a replay
+        // cannot be ruled out, so the request is refused, as something to retry.
+        opts.logger.warn({ err }, 'nonce store unavailable: signed request refused');
+        throw new ApiError('SERVICE_UNAVAILABLE', 'A required service is unavailable');
+      });
       if (!result.ok) {
         // Failed attempts count against the caller's IP, so bad signatures cannot flood.
         if (!(await opts.limits.consume('public', `ip:${req.ip ?? 'unknown'}`, res))) return;

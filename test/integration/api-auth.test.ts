@@ -9,6 +9,7 @@ import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { TEST_REDIS_URL, testTenant } from '../support/redis';
+import { startFreezableProxy } from '../support/tcp-proxy';
 
 const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
 
@@ -50,6 +51,37 @@ describe('wallet-authenticated REST (real PostgreSQL, Redis, Ed25519)', () => {
   });
 
   const authed = (base: string, path: string, o = {}) => call(`${base}/api/v1${path}`, { headers: walletHeaders(trader, `GET ${path}`, o) });
+
+  it('keeps serving while Redis stops answering: public reads on the insurance limiter, signed reads refused as retryable', async () => {
+    const target = new URL(TEST_REDIS_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    // As the API process opens it (with the default REDIS_COMMAND_TIMEOUT_MS).
+    const redis = createRedis(proxy.url, { enableAutoPipelining: true });
+    redis.on('error', () => {});
+    await redisReady(redis);
+    const common = testCommon({ TENANT_ID: testTenant(), REQUEST_TIMEOUT_MS: '20000', PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '50' });
+    const api = await serve(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
+    try {
+      expect((await call(`${api.url}/api/v1/markets`)).headers.get('x-ratelimit-remaining')).toBe('49');
+      proxy.freeze();
+      // Counted by this process's insurance limiter, instead of waiting out the request timeout.
+      const frozen = await call(`${api.url}/api/v1/markets`);
+      expect(frozen.status).toBe(200);
+      expect(frozen.headers.get('x-ratelimit-limit')).toBe('50');
+      // Without the nonce store a replay cannot be ruled out: refused, as something to retry.
+      const signed = await authed(api.url, '/positions');
+      expect(signed.status).toBe(503);
+      expect(signed.body).toEqual({ error: 'A required service is unavailable', code: 'SERVICE_UNAVAILABLE' });
+      proxy.thaw();
+      // The same connection serves again once Redis answers.
+      expect((await authed(api.url, '/positions')).status).toBe(200);
+      expect(await redis.ping()).toBe('PONG');
+    } finally {
+      await api.close();
+      redis.disconnect();
+      await proxy.close();
+    }
+  });
 
   it('serves the wallet its own positions, with the redeemable balance', async () => {
     const r = await authed(a.url, '/positions');

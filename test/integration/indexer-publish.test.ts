@@ -3,6 +3,7 @@ import { createDatabase, type Database } from '../../core/db';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisBus, type Bus } from '../../core/redis/bus';
 import { createRedisUpdateLog } from '../../core/redis/updates';
+import { createRedis, redisReady } from '../../core/redis/client';
 import { createIndexerHttp } from '../../indexer/http';
 import { createIndexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
@@ -10,7 +11,8 @@ import { createSimulatorSource } from '../../indexer/sources/simulator/source';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
-import { connectRedis, testTenant } from '../support/redis';
+import { connectRedis, TEST_REDIS_URL, testTenant } from '../support/redis';
+import { startFreezableProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/tables';
 
 describe('live changes on the Redis bus', () => {
@@ -73,6 +75,36 @@ describe('live changes on the Redis bus', () => {
     }
     const published = await common.metrics.busPublishLatency.get();
     expect(published.values.find((v) => v.metricName?.endsWith('_count'))?.value).toBeGreaterThan(0);
+  });
+});
+
+describe('publishing while Redis stops answering', () => {
+  it('never holds up the commits: each publish gives up after the command timeout and is counted', async () => {
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 2 });
+    const target = new URL(TEST_REDIS_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    // As the indexer process opens it, with a short REDIS_COMMAND_TIMEOUT_MS.
+    const redis = createRedis(proxy.url, { commandTimeout: 100 });
+    redis.on('error', () => {});
+    await redisReady(redis);
+    const common = testCommon({ PROGRAM_ID });
+    const updates = createRedisUpdateLog({ redis, keys: createKeys(testTenant()) });
+    const source = createSimulatorSource({ seed: 77, programId: PROGRAM_ID, untilSlot: 120, maxBatchTransactions: 40 });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates, source });
+    proxy.freeze();
+    try {
+      // Without a command timeout the second commit would wait for the first publish forever.
+      await indexer.run();
+      expect(Number((await database.db.one('SELECT last_processed_slot FROM indexer_cursor')).last_processed_slot)).toBe(120);
+      const failures = (await common.metrics.busPublishFailures.get()).values[0]?.value ?? 0;
+      expect(failures).toBeGreaterThan(1);
+    } finally {
+      redis.disconnect();
+      await proxy.close();
+      await database.close();
+      await tdb.drop();
+    }
   });
 });
 

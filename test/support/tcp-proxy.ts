@@ -1,0 +1,47 @@
+import net from 'node:net';
+
+/**
+ * A TCP proxy in front of a real server that can stop passing bytes without closing anything:
+ * to its clients the server looks alive but silent, as a hung or partitioned Redis does
+ * (connections stay up; no reset, no reply). What arrives while frozen is held and passed on
+ * when thawed.
+ */
+export async function startFreezableProxy(target: { host: string; port: number }) {
+  const held: (() => void)[] = [];
+  const sockets = new Set<net.Socket>();
+  let frozen = false;
+  const forward = (from: net.Socket, to: net.Socket) =>
+    from.on('data', (chunk: Buffer) => {
+      if (frozen) held.push(() => to.write(chunk));
+      else to.write(chunk);
+    });
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    for (const s of [client, upstream]) sockets.add(s);
+    forward(client, upstream);
+    forward(upstream, client);
+    const end = () => {
+      for (const s of [client, upstream]) {
+        sockets.delete(s);
+        s.destroy();
+      }
+    };
+    for (const s of [client, upstream]) s.on('close', end).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    freeze() {
+      frozen = true;
+    },
+    thaw() {
+      frozen = false;
+      for (const send of held.splice(0)) send();
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
