@@ -3,20 +3,46 @@ import type { Logger } from '../core/telemetry/logger';
 import type { Metrics } from '../core/telemetry/metrics';
 
 /**
+ * What one update sets: a market field, a market's top of book, or a wallet's position in one
+ * market. A later update of the same key supersedes an earlier one.
+ */
+const stateKey = (u: ChannelUpdate) => `${u.channel}\u0000${String(u.data.field ?? '')}\u0000${String(u.data.marketId ?? '')}`;
+
+/**
  * Publishes a committed batch's changes through the update log (sequenced, kept for
- * `resumeFrom`, then broadcast). A failed publish loses no data (it is committed; clients see
- * the seq gap and take a REST snapshot) so it is logged and counted, never retried into a
- * later batch's order.
+ * `resumeFrom`, then broadcast), in commit order. A publish that fails (Redis down or not
+ * answering) is logged and counted, and the indexer goes on: the data is committed. Its
+ * updates are not dropped: they are kept, reduced to the latest update of each key, and sent
+ * ahead of the next batch's, so once Redis is back every /ws client ends on the committed
+ * values (unless this process stops first). Left out instead, they would have no seq of their
+ * own: nothing would tell a client it missed them. Memory is bounded by the keys that changed
+ * while Redis was away.
  */
 export function createPublisher(opts: { updates: UpdateLog | undefined; logger: Logger; metrics: Metrics }) {
+  const unsent = new Map<string, ChannelUpdate>();
+  const keep = (messages: ChannelUpdate[]) => {
+    for (const m of messages) {
+      const k = stateKey(m);
+      // Re-inserted at the end: the map keeps the order of the latest updates.
+      unsent.delete(k);
+      unsent.set(k, m);
+    }
+  };
   /** Resolves with the commit-to-publish latency in ms (0 when there was nothing to publish). */
   return async function publish(messages: ChannelUpdate[], committedAt: number): Promise<number> {
-    if (!opts.updates || !messages.length) return 0;
+    if (!opts.updates || (!messages.length && !unsent.size)) return 0;
+    let batch = messages;
+    if (unsent.size) {
+      keep(messages);
+      batch = [...unsent.values()];
+    }
     try {
-      await opts.updates.append(messages);
+      await opts.updates.append(batch);
+      unsent.clear();
     } catch (err) {
+      if (!unsent.size) keep(messages);
       opts.metrics.busPublishFailures.inc();
-      opts.logger.warn({ err, total: messages.length }, 'bus publish failed');
+      opts.logger.warn({ err, total: messages.length, unsent: unsent.size }, 'bus publish failed; its updates go out with the next batch');
       return performance.now() - committedAt;
     }
     const ms = performance.now() - committedAt;

@@ -1,8 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import type Redis from 'ioredis';
 import { createDatabase, type Database } from '../../core/db';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisBus, type Bus } from '../../core/redis/bus';
-import { createRedisUpdateLog } from '../../core/redis/updates';
+import { createRedisUpdateLog, parseEnvelope, type ChannelUpdate } from '../../core/redis/updates';
+import { createPublisher } from '../../indexer/publish';
 import { createRedis, redisReady } from '../../core/redis/client';
 import { createIndexerHttp } from '../../indexer/http';
 import { createIndexer } from '../../indexer/indexer';
@@ -104,6 +106,64 @@ describe('publishing while Redis stops answering', () => {
       await proxy.close();
       await database.close();
       await tdb.drop();
+    }
+  });
+});
+
+describe('publishing across a Redis outage', () => {
+  it('sends the updates of a failed publish with the next one, so subscribers end on the committed values', async () => {
+    // The updates of a real run (the projector's own messages), published in three steps
+    // through the production publisher and update log: before, during and after Redis is away.
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 2 });
+    const common = testCommon({ PROGRAM_ID });
+    const batches: ChannelUpdate[][] = [];
+    const source = createSimulatorSource({ seed: 78, programId: PROGRAM_ID, untilSlot: 200, maxBatchTransactions: 60 });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source });
+    indexer.onBatch((r) => batches.push(r.messages));
+    await indexer.run();
+    await database.close();
+    await tdb.drop();
+    const messages = batches.flat();
+    const third = Math.floor(messages.length / 3);
+
+    const tenant = testTenant();
+    const target = new URL(TEST_REDIS_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const redis = createRedis(proxy.url, { commandTimeout: 100 });
+    redis.on('error', () => {});
+    const subRedis = connectRedis();
+    const listener = createRedisBus({ redis: subRedis, keys: createKeys(tenant) });
+    // What a subscriber ends up believing: the latest data of each key it was sent.
+    const key = (channel: string, data: Record<string, unknown>) => `${channel} ${String(data.field ?? '')} ${String(data.marketId ?? '')}`;
+    const latest = (list: { channel: string; data: Record<string, unknown> }[]) => new Map(list.map((m) => [key(m.channel, m.data), m.data]));
+    const received: { channel: string; data: Record<string, unknown> }[] = [];
+    try {
+      await redisReady(redis);
+      for (const pattern of ['market:*', 'orderbook:*', 'positions:*']) {
+        await listener.subscribe(pattern, (message, channel) => received.push({ channel, data: parseEnvelope(message)!.data }));
+      }
+      const publish = createPublisher({ updates: createRedisUpdateLog({ redis, keys: createKeys(tenant) }), logger: common.logger, metrics: common.metrics });
+      await publish(messages.slice(0, third), performance.now());
+      // Redis goes away: the middle third's publish fails at once and nothing of it runs.
+      proxy.down();
+      await waitFor('disconnected', async () => redis.status !== 'ready');
+      await publish(messages.slice(third, 2 * third), performance.now());
+      expect((await common.metrics.busPublishFailures.get()).values[0]?.value).toBe(1);
+      proxy.up();
+      await waitFor('reconnected', async () => redis.status === 'ready');
+      await publish(messages.slice(2 * third), performance.now());
+      const want = latest(messages);
+      // Some keys changed only in the middle third: without their resend they would stay stale.
+      const later = latest(messages.slice(2 * third));
+      expect([...latest(messages.slice(third, 2 * third)).keys()].some((k) => !later.has(k))).toBe(true);
+      await waitFor('every key on its committed value', async () => received.length > 0 && isDeepStrictEqual(latest(received), want), 10_000);
+      expect(latest(received)).toEqual(want);
+    } finally {
+      await listener.close();
+      subRedis.disconnect();
+      redis.disconnect();
+      await proxy.close();
     }
   });
 });

@@ -4,18 +4,20 @@ import net from 'node:net';
  * A TCP proxy in front of a real server that can stop passing bytes without closing anything:
  * to its clients the server looks alive but silent, as a hung or partitioned Redis does
  * (connections stay up; no reset, no reply). What arrives while frozen is held and passed on
- * when thawed.
+ * when thawed. It can also go down (close everything, refuse connections) and come back up.
  */
 export async function startFreezableProxy(target: { host: string; port: number }) {
   const held: (() => void)[] = [];
   const sockets = new Set<net.Socket>();
   let frozen = false;
+  let down = false;
   const forward = (from: net.Socket, to: net.Socket) =>
     from.on('data', (chunk: Buffer) => {
       if (frozen) held.push(() => to.write(chunk));
       else to.write(chunk);
     });
   const server = net.createServer((client) => {
+    if (down) return void client.destroy();
     const upstream = net.connect(target.port, target.host);
     for (const s of [client, upstream]) sockets.add(s);
     forward(client, upstream);
@@ -38,6 +40,16 @@ export async function startFreezableProxy(target: { host: string; port: number }
     thaw() {
       frozen = false;
       for (const send of held.splice(0)) send();
+    },
+    /** As a Redis that went away: every connection is closed and new ones are refused. */
+    down() {
+      down = true;
+      frozen = false;
+      held.length = 0;
+      for (const s of sockets) s.destroy();
+    },
+    up() {
+      down = false;
     },
     async close() {
       for (const s of sockets) s.destroy();
