@@ -234,7 +234,7 @@ describe('REST statement timeout (real PostgreSQL)', () => {
     const app = 'market-indexer-api-timeout-test';
     // As the API process opens it: statement_timeout equal to the request timeout.
     const database = createDatabase({ url: tdb.url, poolMax: 1, applicationName: app, statementTimeoutMs: 300 });
-    const admin = createDatabase({ url: tdb.url, poolMax: 1 });
+    const admin = createDatabase({ url: tdb.url, poolMax: 2 });
     const common = testCommon({ REQUEST_TIMEOUT_MS: '300' });
     const api = await serve(createApp({ common, db: database.db, hotTtlMs: 0, ...createApiStores(common, undefined) }));
     const blocker = await admin.db.$pool.connect();
@@ -243,9 +243,11 @@ describe('REST statement timeout (real PostgreSQL)', () => {
       await blocker.query('LOCK TABLE markets IN ACCESS EXCLUSIVE MODE');
       expectError(await get(`${api.url}/api/v1/markets/current`), 504, 'TIMEOUT');
       // Still locked, yet the query is gone: PostgreSQL cancelled it rather than let it wait.
+      // Read outside the blocker's transaction: pg_stat_activity keeps its first snapshot for
+      // the rest of a transaction.
       const waiting = async () =>
-        (await blocker.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [app])).rows[0]!.n;
-      await waitFor('the timed-out query to be cancelled', async () => (await waiting()) === 0);
+        (await admin.db.one<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [app])).n;
+      await waitFor('the timed-out query to be cancelled', async () => (await waiting()) === 0, 10_000);
       // PostgreSQL's cancellation alone (57014) is answered like the handler timer: here the
       // timer is a minute away, so only the statement timeout can end the request.
       const patient = testCommon({ REQUEST_TIMEOUT_MS: '60000' });
