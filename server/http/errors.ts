@@ -60,13 +60,13 @@ export function sendError(res: Response, err: ApiError): void {
   res.status(err.status).json(body);
 }
 
+/** The handler timeout's error; also a statement PostgreSQL cancelled at the same limit. */
+export const timeoutError = (ms: number) => new ApiError('TIMEOUT', `Request took longer than ${Math.round(ms / 1000)} seconds`);
+
 /**
  * The last middleware: every failure leaves as `{ error, code }` (plus `details` on
  * validation errors). Driver messages, SQL and stacks are logged, never sent.
  */
-/** The handler timeout's error; also a statement PostgreSQL cancelled at the same limit. */
-export const timeoutError = (ms: number) => new ApiError('TIMEOUT', `Request took longer than ${Math.round(ms / 1000)} seconds`);
-
 export function errorMapper(logger: Logger, requestTimeoutMs: number) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
