@@ -114,7 +114,10 @@ describe('npm start: the whole service in one process with nothing installed', (
     const marketUpdate = await ws.next((m) => m.type === 'update' && m.channel.startsWith('market:'), 90_000);
     const bookUpdate = await ws.next((m) => m.type === 'update' && m.channel.startsWith('orderbook:'), 90_000);
     expect(marketUpdate.data.marketId).toBe(marketUpdate.channel.split(':')[1]);
-    expect(bookUpdate.data).toEqual({ marketId: bookUpdate.channel.split(':')[1], bestBid: expect.anything(), bestAsk: expect.anything() });
+    // A side with no orders is null (the first update of a book often has only one side).
+    const { marketId, bestBid, bestAsk, ...rest } = bookUpdate.data;
+    expect({ marketId, rest }).toEqual({ marketId: bookUpdate.channel.split(':')[1], rest: {} });
+    for (const price of [bestBid, bestAsk]) expect(price === null || Number.isInteger(price)).toBe(true);
     ws.assertValid();
 
     // Remember a market whose trading is over (resolved or closed), and how far the indexer got.
