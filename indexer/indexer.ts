@@ -40,7 +40,7 @@ export function createIndexer(opts: {
   const { logger, metrics, config } = common;
   const writerId = `${hostname()}:${process.pid}`;
   const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name, cacheRows: config.indexerCacheRows });
-  const publish = createPublisher({ updates: opts.updates, logger, metrics });
+  const publisher = createPublisher({ updates: opts.updates, logger, metrics });
   const controller = new AbortController();
   common.shutdown.signal.addEventListener('abort', () => controller.abort(), { once: true });
   const listeners: ((r: BatchResult, publishMs: number) => void)[] = [];
@@ -90,13 +90,19 @@ export function createIndexer(opts: {
         controller.abort();
       }
     });
-    // Not awaited: a slow or unreachable RPC must not delay indexing.
-    void heartbeat();
-    const timer = setInterval(() => void heartbeat(), opts.heartbeatMs ?? 5_000);
+    let publishing: Promise<void> = Promise.resolve();
+    const tick = () => {
+      // Not awaited: a slow or unreachable RPC must not delay indexing.
+      void heartbeat();
+      // Updates a failed publish kept go out now rather than with a batch that may be long in
+      // coming on a quiet chain; in order, behind any publish under way.
+      if (publisher.unsent() > 0) publishing = publishing.then(() => publisher.publish([], performance.now()).then(() => undefined));
+    };
+    tick();
+    const timer = setInterval(tick, opts.heartbeatMs ?? 5_000);
     timer.unref();
     try {
       const epoch = lock.epoch;
-      let publishing: Promise<void> = Promise.resolve();
       const commitOne = async (prepared: PreparedBatch): Promise<void> => {
         const result = await projector.commit(prepared, { writerEpoch: epoch });
         const committedAt = performance.now();
@@ -120,7 +126,7 @@ export function createIndexer(opts: {
         // and at most one runs behind the commits, so Redis trouble cannot queue up batches.
         const previous = publishing;
         publishing = previous.then(async () => {
-          const publishMs = await publish(result.messages, committedAt);
+          const publishMs = await publisher.publish(result.messages, committedAt);
           for (const l of listeners) l(result, publishMs);
         });
         publishing.catch(() => {}); // surfaced by the next commit or the end of the loop

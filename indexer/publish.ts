@@ -13,10 +13,10 @@ const stateKey = (u: ChannelUpdate) => `${u.channel}\u0000${String(u.data.field 
  * `resumeFrom`, then broadcast), in commit order. A publish that fails (Redis down or not
  * answering) is logged and counted, and the indexer goes on: the data is committed. Its
  * updates are not dropped: they are kept, reduced to the latest update of each key, and sent
- * ahead of the next batch's, so once Redis is back every /ws client ends on the committed
- * values (unless this process stops first). Left out instead, they would have no seq of their
- * own: nothing would tell a client it missed them. Memory is bounded by the keys that changed
- * while Redis was away.
+ * ahead of the next batch's (or by the indexer's heartbeat, if that comes first), so once Redis
+ * is back every /ws client ends on the committed values (unless this process stops first).
+ * Left out instead, they would have no seq of their own: nothing would tell a client it missed
+ * them. Memory is bounded by the keys that changed while Redis was away.
  */
 export function createPublisher(opts: { updates: UpdateLog | undefined; logger: Logger; metrics: Metrics }) {
   const unsent = new Map<string, ChannelUpdate>();
@@ -29,7 +29,7 @@ export function createPublisher(opts: { updates: UpdateLog | undefined; logger: 
     }
   };
   /** Resolves with the commit-to-publish latency in ms (0 when there was nothing to publish). */
-  return async function publish(messages: ChannelUpdate[], committedAt: number): Promise<number> {
+  async function publish(messages: ChannelUpdate[], committedAt: number): Promise<number> {
     if (!opts.updates || (!messages.length && !unsent.size)) return 0;
     let batch = messages;
     if (unsent.size) {
@@ -48,5 +48,7 @@ export function createPublisher(opts: { updates: UpdateLog | undefined; logger: 
     const ms = performance.now() - committedAt;
     opts.metrics.busPublishLatency.observe(ms / 1000);
     return ms;
-  };
+  }
+  /** `publish([])` sends what failed publishes kept; `unsent()` says how many updates that is. */
+  return { publish, unsent: () => unsent.size };
 }

@@ -10,6 +10,8 @@ import { createIndexerHttp } from '../../indexer/http';
 import { createIndexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
 import { createSimulatorSource } from '../../indexer/sources/simulator/source';
+import { MarketSimulator } from '../../indexer/sources/simulator/engine';
+import type { Source } from '../../indexer/sources/types';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
@@ -143,7 +145,7 @@ describe('publishing across a Redis outage', () => {
       for (const pattern of ['market:*', 'orderbook:*', 'positions:*']) {
         await listener.subscribe(pattern, (message, channel) => received.push({ channel, data: parseEnvelope(message)!.data }));
       }
-      const publish = createPublisher({ updates: createRedisUpdateLog({ redis, keys: createKeys(tenant) }), logger: common.logger, metrics: common.metrics });
+      const { publish } = createPublisher({ updates: createRedisUpdateLog({ redis, keys: createKeys(tenant) }), logger: common.logger, metrics: common.metrics });
       await publish(messages.slice(0, third), performance.now());
       // Redis goes away: the middle third's publish fails at once and nothing of it runs.
       proxy.down();
@@ -164,6 +166,76 @@ describe('publishing across a Redis outage', () => {
       subRedis.disconnect();
       redis.disconnect();
       await proxy.close();
+    }
+  });
+});
+
+describe('publishing after a Redis outage on a quiet chain', () => {
+  it('sends what failed publishes kept on the next heartbeat, without waiting for a batch', async () => {
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 3 });
+    const target = new URL(TEST_REDIS_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const redis = createRedis(proxy.url, { commandTimeout: 100 });
+    redis.on('error', () => {});
+    const subRedis = connectRedis();
+    const tenant = testTenant();
+    const listener = createRedisBus({ redis: subRedis, keys: createKeys(tenant) });
+    const received: { channel: string; data: Record<string, unknown> }[] = [];
+    // A chain that produces a few batches and then nothing: the source stays open, as the RPC
+    // source does between polls.
+    const sim = new MarketSimulator({ seed: 79, programId: PROGRAM_ID });
+    const quiet: Source = {
+      name: 'quiet',
+      async *batches(_from, signal) {
+        for (let b = 0; b < 4; b++) {
+          const txs = [];
+          for (let i = 0; i < 25; i++) txs.push(...sim.nextBlock().transactions);
+          yield txs;
+        }
+        await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+      },
+      chainTip: async () => sim.slot,
+      connected: () => true,
+      close: async () => {},
+    };
+    const common = testCommon({ PROGRAM_ID });
+    const updates = createRedisUpdateLog({ redis, keys: createKeys(tenant) });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates, source: quiet, heartbeatMs: 100 });
+    const messages: ChannelUpdate[] = [];
+    let batches = 0;
+    indexer.onBatch((r) => {
+      batches += 1;
+      messages.push(...r.messages);
+    });
+    const key = (channel: string, data: Record<string, unknown>) => `${channel} ${String(data.field ?? '')} ${String(data.marketId ?? '')}`;
+    const latest = (list: { channel: string; data: Record<string, unknown> }[]) => new Map(list.map((m) => [key(m.channel, m.data), m.data]));
+    let run: Promise<void> | undefined;
+    try {
+      await redisReady(redis);
+      for (const pattern of ['market:*', 'orderbook:*', 'positions:*']) {
+        await listener.subscribe(pattern, (message, channel) => received.push({ channel, data: parseEnvelope(message)!.data }));
+      }
+      proxy.down();
+      await waitFor('disconnected', async () => redis.status !== 'ready');
+      run = indexer.run();
+      // Every batch is committed while Redis is away, and none of their updates is published.
+      await waitFor('all batches committed', async () => batches === 4, 10_000);
+      expect((await common.metrics.busPublishFailures.get()).values[0]?.value).toBeGreaterThanOrEqual(4);
+      expect(received).toEqual([]);
+      proxy.up();
+      const want = latest(messages);
+      expect(want.size).toBeGreaterThan(0);
+      await waitFor('every key on its committed value', async () => isDeepStrictEqual(latest(received), want), 10_000);
+    } finally {
+      await indexer.stop();
+      await run;
+      await listener.close();
+      subRedis.disconnect();
+      redis.disconnect();
+      await proxy.close();
+      await database.close();
+      await tdb.drop();
     }
   });
 });
