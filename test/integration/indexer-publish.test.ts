@@ -19,6 +19,44 @@ import { connectRedis, TEST_REDIS_URL, testTenant } from '../support/redis';
 import { startFreezableProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/tables';
 
+/** The indexer's Redis connection behind a proxy the test can freeze or take down (short REDIS_COMMAND_TIMEOUT_MS). */
+async function proxiedRedis() {
+  const target = new URL(TEST_REDIS_URL);
+  const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 6379) });
+  const redis = createRedis(proxy.url, { commandTimeout: 100 });
+  redis.on('error', () => {});
+  await redisReady(redis);
+  return {
+    proxy,
+    redis,
+    async close() {
+      redis.disconnect();
+      await proxy.close();
+    },
+  };
+}
+
+type Update = { channel: string; data: Record<string, unknown> };
+/** What a subscriber ends up believing: the latest data of each key (market field, top of book, position) it was sent. */
+const latestByKey = (list: Update[]) => new Map(list.map((m) => [`${m.channel} ${String(m.data.field ?? '')} ${String(m.data.marketId ?? '')}`, m.data]));
+
+/** A /ws-like subscriber on a direct Redis connection: every update of the tenant's channels. */
+async function subscriber(tenant: string) {
+  const redis = connectRedis();
+  const bus = createRedisBus({ redis, keys: createKeys(tenant) });
+  const received: Update[] = [];
+  for (const pattern of ['market:*', 'orderbook:*', 'positions:*']) {
+    await bus.subscribe(pattern, (message, channel) => received.push({ channel, data: parseEnvelope(message)!.data }));
+  }
+  return {
+    received,
+    async close() {
+      await bus.close();
+      redis.disconnect();
+    },
+  };
+}
+
 describe('live changes on the Redis bus', () => {
   let tdb: TestDatabase;
   let database: Database;
@@ -86,17 +124,12 @@ describe('publishing while Redis stops answering', () => {
   it('never holds up the commits: each publish gives up after the command timeout and is counted', async () => {
     const tdb = await createTestDatabase();
     const database = createDatabase({ url: tdb.url, poolMax: 2 });
-    const target = new URL(TEST_REDIS_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 6379) });
-    // As the indexer process opens it, with a short REDIS_COMMAND_TIMEOUT_MS.
-    const redis = createRedis(proxy.url, { commandTimeout: 100 });
-    redis.on('error', () => {});
-    await redisReady(redis);
+    const r = await proxiedRedis();
     const common = testCommon({ PROGRAM_ID });
-    const updates = createRedisUpdateLog({ redis, keys: createKeys(testTenant()) });
+    const updates = createRedisUpdateLog({ redis: r.redis, keys: createKeys(testTenant()) });
     const source = createSimulatorSource({ seed: 77, programId: PROGRAM_ID, untilSlot: 120, maxBatchTransactions: 40 });
     const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates, source });
-    proxy.freeze();
+    r.proxy.freeze();
     try {
       // Without a command timeout the second commit would wait for the first publish forever.
       await indexer.run();
@@ -104,8 +137,7 @@ describe('publishing while Redis stops answering', () => {
       const failures = (await common.metrics.busPublishFailures.get()).values[0]?.value ?? 0;
       expect(failures).toBeGreaterThan(1);
     } finally {
-      redis.disconnect();
-      await proxy.close();
+      await r.close();
       await database.close();
       await tdb.drop();
     }
@@ -130,21 +162,9 @@ describe('publishing across a Redis outage', () => {
     const third = Math.floor(messages.length / 3);
 
     const tenant = testTenant();
-    const target = new URL(TEST_REDIS_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 6379) });
-    const redis = createRedis(proxy.url, { commandTimeout: 100 });
-    redis.on('error', () => {});
-    const subRedis = connectRedis();
-    const listener = createRedisBus({ redis: subRedis, keys: createKeys(tenant) });
-    // What a subscriber ends up believing: the latest data of each key it was sent.
-    const key = (channel: string, data: Record<string, unknown>) => `${channel} ${String(data.field ?? '')} ${String(data.marketId ?? '')}`;
-    const latest = (list: { channel: string; data: Record<string, unknown> }[]) => new Map(list.map((m) => [key(m.channel, m.data), m.data]));
-    const received: { channel: string; data: Record<string, unknown> }[] = [];
+    const { proxy, redis, close } = await proxiedRedis();
+    const sub = await subscriber(tenant);
     try {
-      await redisReady(redis);
-      for (const pattern of ['market:*', 'orderbook:*', 'positions:*']) {
-        await listener.subscribe(pattern, (message, channel) => received.push({ channel, data: parseEnvelope(message)!.data }));
-      }
       const { publish } = createPublisher({ updates: createRedisUpdateLog({ redis, keys: createKeys(tenant) }), logger: common.logger, metrics: common.metrics });
       await publish(messages.slice(0, third), performance.now());
       // Redis goes away: the middle third's publish fails at once and nothing of it runs.
@@ -155,17 +175,14 @@ describe('publishing across a Redis outage', () => {
       proxy.up();
       await waitFor('reconnected', async () => redis.status === 'ready');
       await publish(messages.slice(2 * third), performance.now());
-      const want = latest(messages);
+      const want = latestByKey(messages);
       // Some keys changed only in the middle third: without their resend they would stay stale.
-      const later = latest(messages.slice(2 * third));
-      expect([...latest(messages.slice(third, 2 * third)).keys()].some((k) => !later.has(k))).toBe(true);
-      await waitFor('every key on its committed value', async () => received.length > 0 && isDeepStrictEqual(latest(received), want), 10_000);
-      expect(latest(received)).toEqual(want);
+      const later = latestByKey(messages.slice(2 * third));
+      expect([...latestByKey(messages.slice(third, 2 * third)).keys()].some((k) => !later.has(k))).toBe(true);
+      await waitFor('every key on its committed value', async () => isDeepStrictEqual(latestByKey(sub.received), want), 10_000);
     } finally {
-      await listener.close();
-      subRedis.disconnect();
-      redis.disconnect();
-      await proxy.close();
+      await sub.close();
+      await close();
     }
   });
 });
@@ -174,14 +191,9 @@ describe('publishing after a Redis outage on a quiet chain', () => {
   it('sends what failed publishes kept on the next heartbeat, without waiting for a batch', async () => {
     const tdb = await createTestDatabase();
     const database = createDatabase({ url: tdb.url, poolMax: 3 });
-    const target = new URL(TEST_REDIS_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 6379) });
-    const redis = createRedis(proxy.url, { commandTimeout: 100 });
-    redis.on('error', () => {});
-    const subRedis = connectRedis();
+    const { proxy, redis, close } = await proxiedRedis();
     const tenant = testTenant();
-    const listener = createRedisBus({ redis: subRedis, keys: createKeys(tenant) });
-    const received: { channel: string; data: Record<string, unknown> }[] = [];
+    const sub = await subscriber(tenant);
     // A chain that produces a few batches and then nothing: the source stays open, as the RPC
     // source does between polls.
     const sim = new MarketSimulator({ seed: 79, programId: PROGRAM_ID });
@@ -208,32 +220,24 @@ describe('publishing after a Redis outage on a quiet chain', () => {
       batches += 1;
       messages.push(...r.messages);
     });
-    const key = (channel: string, data: Record<string, unknown>) => `${channel} ${String(data.field ?? '')} ${String(data.marketId ?? '')}`;
-    const latest = (list: { channel: string; data: Record<string, unknown> }[]) => new Map(list.map((m) => [key(m.channel, m.data), m.data]));
     let run: Promise<void> | undefined;
     try {
-      await redisReady(redis);
-      for (const pattern of ['market:*', 'orderbook:*', 'positions:*']) {
-        await listener.subscribe(pattern, (message, channel) => received.push({ channel, data: parseEnvelope(message)!.data }));
-      }
       proxy.down();
       await waitFor('disconnected', async () => redis.status !== 'ready');
       run = indexer.run();
       // Every batch is committed while Redis is away, and none of their updates is published.
       await waitFor('all batches committed', async () => batches === 4, 10_000);
       expect((await common.metrics.busPublishFailures.get()).values[0]?.value).toBeGreaterThanOrEqual(4);
-      expect(received).toEqual([]);
+      expect(sub.received).toEqual([]);
       proxy.up();
-      const want = latest(messages);
+      const want = latestByKey(messages);
       expect(want.size).toBeGreaterThan(0);
-      await waitFor('every key on its committed value', async () => isDeepStrictEqual(latest(received), want), 10_000);
+      await waitFor('every key on its committed value', async () => isDeepStrictEqual(latestByKey(sub.received), want), 10_000);
     } finally {
       await indexer.stop();
       await run;
-      await listener.close();
-      subRedis.disconnect();
-      redis.disconnect();
-      await proxy.close();
+      await sub.close();
+      await close();
       await database.close();
       await tdb.drop();
     }
