@@ -46,14 +46,15 @@ export function createRpcClient(opts: {
   let ok = false;
   let id = 0;
 
-  async function once<T>(method: string, params: unknown[]): Promise<T> {
+  async function once<T>(method: string, params: unknown[], signal: AbortSignal | undefined): Promise<T> {
     let res: Response;
     try {
       res = await fetch(opts.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
-        signal: AbortSignal.timeout(timeoutMs),
+        // The caller's signal too: a shutdown must not wait out a call the node never answers.
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
       const name = (err as Error).name;
@@ -82,15 +83,16 @@ export function createRpcClient(opts: {
     async call<T>(method: string, params: unknown[], signal?: AbortSignal): Promise<T> {
       for (let attempt = 0; ; attempt++) {
         try {
-          const result = await once<T>(method, params);
+          const result = await once<T>(method, params, signal);
           ok = true;
           return result;
         } catch (err) {
+          // Given up by the caller (shutdown): not a failure of the RPC node.
+          if (signal?.aborted) throw err;
           if (!(err instanceof RpcError)) throw err;
           opts.metrics.indexerRpcErrors.inc({ method, kind: err.kind });
           if (err.kind === 'rpc' && err.code !== undefined && PERMANENT_RPC_CODES.has(err.code)) throw err;
           ok = false;
-          if (signal?.aborted) throw err;
           const backoff = err.retryAfterMs ?? Math.min(cap, base * 2 ** Math.min(attempt, 16));
           // Jitter (half fixed, half random) keeps replicas from retrying in lockstep.
           const wait = err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2));

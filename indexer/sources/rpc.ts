@@ -22,6 +22,8 @@ export interface RpcSourceOptions {
   fetchConcurrency?: number;
   /** Disables logsSubscribe (the poll alone still finds everything). */
   subscribe?: boolean;
+  /** How long one JSON-RPC call may take before it counts as failed and is retried. */
+  requestTimeoutMs?: number;
   /** Signatures per `getSignaturesForAddress` page (the RPC's maximum, 1,000, by default). */
   pageSize?: number;
   /**
@@ -54,7 +56,7 @@ interface Window {
  */
 export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSink & { rpc: RpcClient } {
   const { logger, metrics } = opts.common;
-  const rpc = createRpcClient({ url: opts.rpcUrl, logger, metrics });
+  const rpc = createRpcClient({ url: opts.rpcUrl, logger, metrics, timeoutMs: opts.requestTimeoutMs });
   const maxBatch = opts.maxBatchTransactions ?? 2_000;
   const pollMs = opts.pollIntervalMs ?? 2_000;
   const concurrency = opts.fetchConcurrency ?? 8;

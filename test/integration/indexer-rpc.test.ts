@@ -142,6 +142,36 @@ describe('RPC source end to end against the simulator JSON-RPC server', () => {
   });
 });
 
+describe('RPC source while the node stops answering', () => {
+  it('stops at once on shutdown instead of waiting out the call', async () => {
+    const sim = new MarketSimulator({ seed: 406, programId: PROGRAM_ID });
+    const chain = createSimulatorRpcServer({ simulator: sim });
+    const endpoints = await chain.listen();
+    chain.advance(40);
+    const common = testCommon({});
+    // A call may take a minute before it counts as failed: longer than this test may run.
+    const source = createRpcSource({
+      common, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID,
+      subscribe: false, pollIntervalMs: 100, requestTimeoutMs: 60_000,
+    });
+    const r = await startIndexer(source, undefined, common);
+    try {
+      const want = chain.transactions().filter((t) => t.meta?.err === null).length;
+      await waitFor('backfill', async () => (await r.database.db.one('SELECT count(*)::int AS n FROM processed_transactions')).n === want);
+      // The next poll's call is taken in and never answered.
+      chain.injectFaults('hang');
+      await waitFor('a call hanging', async () => chain.faultsLeft() === 0);
+      await r.indexer.stop();
+      await expect(r.run).resolves.toBeUndefined();
+      // Giving up on shutdown is not an RPC failure.
+      expect((await common.metrics.indexerRpcErrors.get()).values.filter((v) => v.value > 0)).toEqual([]);
+    } finally {
+      await r.stop();
+      await chain.close();
+    }
+  });
+});
+
 describe('RPC source over a backlog longer than it keeps in memory', () => {
   it('lists the pages it dropped again, oldest first, and indexes the same tables', async () => {
     const sim = new MarketSimulator({ seed: 405, programId: PROGRAM_ID });

@@ -143,6 +143,8 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
     injectFaults(...f: Fault[]) {
       faults.push(...f);
     },
+    /** Injected faults no request has met yet. */
+    faultsLeft: () => faults.length,
     withholdNotifications(predicate: (signature: string) => boolean) {
       withhold = predicate;
     },
@@ -157,7 +159,10 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
     async close(): Promise<void> {
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((r) => wss.close(() => r()));
-      await new Promise<void>((r) => server.close(() => r()));
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      // Including connections whose request a 'hang' fault never answered.
+      server.closeAllConnections();
+      await closed;
     },
   };
 }
