@@ -87,7 +87,14 @@ describe('npm start: the whole service in one process with nothing installed', (
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'mi-embedded-'));
   const started: Started[] = [];
   afterAll(() => {
-    started.forEach((s) => s.child.kill('SIGKILL'));
+    // The whole group: killing npm alone would leave the service running after a failed test.
+    for (const s of started) {
+      try {
+        process.kill(-s.child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
     rmSync(dataDir, { recursive: true, force: true });
   });
 
