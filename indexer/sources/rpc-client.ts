@@ -24,6 +24,7 @@ export interface RpcClient {
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
     const t = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => {
       clearTimeout(t);
@@ -87,8 +88,9 @@ export function createRpcClient(opts: {
           ok = true;
           return result;
         } catch (err) {
-          // Given up by the caller (shutdown): not a failure of the RPC node.
-          if (signal?.aborted) throw err;
+          // Given up by the caller on shutdown: not a failure of the RPC node. A deadline the
+          // caller set (AbortSignal.timeout, as the chain-tip heartbeat does) is one.
+          if (signal?.aborted && (signal.reason as Error | undefined)?.name !== 'TimeoutError') throw err;
           if (!(err instanceof RpcError)) throw err;
           opts.metrics.indexerRpcErrors.inc({ method, kind: err.kind });
           if (err.kind === 'rpc' && err.code !== undefined && PERMANENT_RPC_CODES.has(err.code)) throw err;

@@ -4,6 +4,7 @@ import type { Common } from '../../core/common';
 import { createIndexerHttp, WEBHOOK_PATH } from '../../indexer/http';
 import { createIndexer, type Indexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
+import { createRpcClient } from '../../indexer/sources/rpc-client';
 import { MarketSimulator } from '../../indexer/sources/simulator/engine';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../indexer/sources/simulator/rpc-server';
 import { createWebhookSource } from '../../indexer/sources/webhook';
@@ -167,6 +168,37 @@ describe('RPC source while the node stops answering', () => {
       expect((await common.metrics.indexerRpcErrors.get()).values.filter((v) => v.value > 0)).toEqual([]);
     } finally {
       await r.stop();
+      await chain.close();
+    }
+  });
+});
+
+describe('RPC client deadlines', () => {
+  it("counts a call that outlives the caller's deadline as a timeout, and one given up on shutdown as nothing", async () => {
+    const chain = createSimulatorRpcServer({ simulator: new MarketSimulator({ seed: 407, programId: PROGRAM_ID }) });
+    const endpoints = await chain.listen();
+    const common = testCommon({});
+    const rpc = createRpcClient({ url: endpoints.url, logger: common.logger, metrics: common.metrics });
+    const timeouts = async () => (await common.metrics.indexerRpcErrors.get()).values.find((v) => v.labels.kind === 'timeout')?.value ?? 0;
+    try {
+      expect(await rpc.call('getSlot', [])).toBe(0);
+      expect(rpc.connected()).toBe(true);
+      // A deadline (as the chain-tip heartbeat sets): the node was too slow.
+      chain.injectFaults('hang');
+      await expect(rpc.call('getSlot', [], AbortSignal.timeout(200))).rejects.toThrow();
+      expect(await timeouts()).toBe(1);
+      expect(rpc.connected()).toBe(false);
+      // Shutdown: the caller went away, the node did nothing wrong.
+      expect(await rpc.call('getSlot', [])).toBe(0);
+      chain.injectFaults('hang');
+      const shutdown = new AbortController();
+      const pending = rpc.call('getSlot', [], shutdown.signal);
+      await waitFor('a call hanging', async () => chain.faultsLeft() === 0);
+      shutdown.abort();
+      await expect(pending).rejects.toThrow();
+      expect(await timeouts()).toBe(1);
+      expect(rpc.connected()).toBe(true);
+    } finally {
       await chain.close();
     }
   });
