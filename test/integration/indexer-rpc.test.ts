@@ -57,18 +57,19 @@ async function startIndexer(source: Source, sink: TransactionSink | undefined, c
   };
 }
 
+/** Caught up: every successful chain transaction is in the ledger (failed ones are never fetched). */
+const caughtUpWith = (chain: SimulatorRpcServer, r: Running) => async () => {
+  const want = chain.transactions().filter((t) => t.meta?.err === null).length;
+  const { n } = await r.database.db.one('SELECT count(*)::int AS n FROM processed_transactions');
+  return n === want && (await r.cursorSlot()) === Math.max(...chain.transactions().map((t) => t.slot));
+};
+
 describe('RPC source end to end against the simulator JSON-RPC server', () => {
   const sim = new MarketSimulator({ seed: 404, programId: PROGRAM_ID });
   let chain: SimulatorRpcServer;
   let endpoints: { url: string; wsUrl: string };
   let a: Running;
-  const lastSlot = () => Math.max(...chain.transactions().map((t) => t.slot));
-  // Caught up: every successful chain transaction is in the ledger (failed ones are never fetched).
-  const caughtUp = (r: Running) => async () => {
-    const want = chain.transactions().filter((t) => t.meta?.err === null).length;
-    const { n } = await r.database.db.one('SELECT count(*)::int AS n FROM processed_transactions');
-    return n === want && (await r.cursorSlot()) === lastSlot();
-  };
+  const caughtUp = (r: Running) => caughtUpWith(chain, r);
 
   beforeAll(async () => {
     chain = createSimulatorRpcServer({ simulator: sim });
@@ -157,8 +158,7 @@ describe('RPC source while the node stops answering', () => {
     });
     const r = await startIndexer(source, undefined, common);
     try {
-      const want = chain.transactions().filter((t) => t.meta?.err === null).length;
-      await waitFor('backfill', async () => (await r.database.db.one('SELECT count(*)::int AS n FROM processed_transactions')).n === want);
+      await waitFor('backfill', caughtUpWith(chain, r));
       // The next poll's call is taken in and never answered.
       chain.injectFaults('hang');
       await waitFor('a call hanging', async () => chain.faultsLeft() === 0);
@@ -222,8 +222,7 @@ describe('RPC source over a backlog longer than it keeps in memory', () => {
     });
     const r = await startIndexer(source, undefined, common);
     try {
-      const want = chain.transactions().filter((t) => t.meta?.err === null).length;
-      await waitFor('backfill', async () => (await r.database.db.one('SELECT count(*)::int AS n FROM processed_transactions')).n === want);
+      await waitFor('backfill', caughtUpWith(chain, r));
       expect(await compareWithTruth(r.database.db, sim.truth())).toEqual({});
       // The walk lists every page once (and one empty page when the last is full); all but the
       // newest page and the oldest KEPT - 1 are listed a second time on the way forward.
