@@ -21,16 +21,23 @@ export interface HealthCheck {
 }
 
 /**
- * Database and indexer are critical (their failure is `unhealthy`, HTTP 503); RPC and slot
- * lag are not (their failure is `degraded`: the data is served, only staler).
+ * The database is critical (its failure is `unhealthy`, HTTP 503); RPC and slot lag are not
+ * (their failure is `degraded`: the data is served, only staler). The indexer is critical to the
+ * indexer process itself, not to an API replica, which keeps serving while the indexer restarts
+ * (D-36): so an indexer outage never makes the API's liveness probe restart its pods (D-67).
  */
-export function buildHealth(i: HealthInputs) {
+export function buildHealth(i: HealthInputs, opts: { indexerCritical?: boolean } = {}) {
+  const indexerCritical = opts.indexerCritical ?? true;
   const now = i.now ?? new Date();
   const lagOk = i.slotLag !== null && i.slotLag <= SYNCED_MAX_SLOT_LAG;
   const checks: HealthCheck[] = [
     { name: 'database', status: i.dbConnected ? 'pass' : 'fail', message: i.dbConnected ? 'connected' : 'database unreachable' },
     { name: 'rpc', status: i.rpcConnected ? 'pass' : 'warn', message: i.rpcConnected ? 'connected' : 'chain RPC unreachable' },
-    { name: 'indexer', status: i.indexerRunning ? 'pass' : 'fail', message: i.indexerRunning ? 'running' : 'indexer not running' },
+    {
+      name: 'indexer',
+      status: i.indexerRunning ? 'pass' : indexerCritical ? 'fail' : 'warn',
+      message: i.indexerRunning ? 'running' : 'indexer not running',
+    },
     {
       name: 'slot_lag',
       status: lagOk ? 'pass' : 'warn',

@@ -1,13 +1,13 @@
 import { createShutdown, type Common } from './common';
 import type { Config } from './config';
 import { createLogger } from './telemetry/logger';
-import { createMetrics } from './telemetry/metrics';
+import { createMetrics, METRIC_LABELS, type MetricService } from './telemetry/metrics';
 import type { Tracing } from './telemetry/tracing';
 
 /** The Common object of a process, with SIGTERM/SIGINT wired to its shutdown. */
-export function createCommon(config: Config, service: string, tracing?: Tracing): Common {
+export function createCommon(config: Config, service: MetricService, tracing?: Tracing): Common {
   const logger = createLogger({ level: config.logLevel, service, tenant: config.tenantId });
-  const metrics = createMetrics({ defaultLabels: { service, tenant: config.tenantId } });
+  const metrics = createMetrics({ defaultLabels: { [METRIC_LABELS.service]: service, [METRIC_LABELS.tenant]: config.tenantId } });
   const shutdown = createShutdown(logger);
   if (tracing) shutdown.add('tracing', () => tracing.shutdown());
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {

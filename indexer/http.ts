@@ -1,16 +1,18 @@
+import { INDEXER_STATUS_PATH, OPS_PATHS, WEBHOOK_PATH } from '../core/constants';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Common } from '../core/common';
 import { pingDatabase, type Db } from '../core/db';
 import { buildHealth } from '../core/health';
+import { indexerHealthInputs, statusBody } from '../core/indexer-state';
 import { serverSpans } from '../core/telemetry/http-span';
 import type { RawTransaction } from '../core/events';
 import type { Indexer } from './indexer';
 import type { Source } from './sources/types';
 import { webhookBodySchema, type TransactionSink } from './sources/webhook';
 
-export const WEBHOOK_PATH = '/internal/webhook';
+export { WEBHOOK_PATH } from '../core/constants';
 export const WEBHOOK_BODY_LIMIT = '5mb';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -56,16 +58,22 @@ export function createIndexerHttp(opts: {
     };
   }
 
-  app.get('/health', async (_req, res) => {
+  app.get(OPS_PATHS.health, async (_req, res) => {
     const body = buildHealth(await inputs());
     res.status(body.status === 'unhealthy' ? 503 : 200).json({ ...body, role: indexer.status().role });
   });
-  app.get('/ready', async (_req, res) => {
+  app.get(OPS_PATHS.ready, async (_req, res) => {
     const i = await inputs();
     const ready = i.dbConnected && i.indexerRunning;
     res.status(ready ? 200 : 503).json({ ready, dbConnected: i.dbConnected, indexerRunning: i.indexerRunning });
   });
-  app.get('/metrics', async (_req, res) => {
+  // The tenant's indexing as stored in PostgreSQL, whichever replica answers: the spec's status
+  // data plus the writer's identity. The operator reads it into its MarketIndexer's status.
+  app.get(INDEXER_STATUS_PATH, async (_req, res) => {
+    const i = await indexerHealthInputs(db, startedAt);
+    res.status(i.dbConnected ? 200 : 503).json({ ...statusBody(i, buildHealth(i)), writer: i.writer });
+  });
+  app.get(OPS_PATHS.metrics, async (_req, res) => {
     res.type(common.metrics.registry.contentType).send(await common.metrics.registry.metrics());
   });
 

@@ -1,12 +1,17 @@
 import { hostname } from 'node:os';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import type { UpdateLog } from '../core/redis/updates';
+import { STORES } from '../core/telemetry/metrics';
 import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './project';
+import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../core/telemetry/trace-chain';
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';
 import { acquireWriterLock, type WriterLock } from './writer-lock';
+
+const BATCH_PATHS: readonly BatchResult['path'][] = ['ahead', 'reapplied', 'in_transaction'];
 
 export type IndexerRole = 'starting' | 'standby' | 'writer' | 'stopped' | 'failed';
 
@@ -41,12 +46,46 @@ export function createIndexer(opts: {
   const writerId = `${hostname()}:${process.pid}`;
   const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name, cacheRows: config.indexerCacheRows });
   const publisher = createPublisher({ updates: opts.updates, logger, metrics });
+  // Every path's counter exists from the start (a rule or a panel sees its first increase).
+  for (const path of BATCH_PATHS) metrics.indexerBatches.inc({ path }, 0);
+  for (const store of Object.values(STORES)) metrics.storeErrors.inc({ store }, 0);
   const controller = new AbortController();
   common.shutdown.signal.addEventListener('abort', () => controller.abort(), { once: true });
   const listeners: ((r: BatchResult, publishMs: number) => void)[] = [];
   const st: IndexerStatus = { role: 'starting', lastProcessedSlot: null, chainTip: null, lastError: null };
   let running: Promise<void> | undefined;
   let lock: WriterLock | undefined;
+  const tracer = trace.getTracer('market-indexer/indexer');
+
+  /**
+   * The publish of a committed batch, as a child of its commit span, carrying the publish
+   * span's traceparent in every envelope so the API replicas' fan-out joins the trace.
+   */
+  async function publishTraced(commit: Span, result: BatchResult, committedAt: number): Promise<number> {
+    if (!result.messages.length && !publisher.unsent()) return publisher.publish(result.messages, committedAt);
+    const parent = trace.setSpan(ROOT_CONTEXT, commit);
+    const span = tracer.startSpan(CHAIN_SPANS.publish, { kind: SpanKind.PRODUCER }, parent);
+    const carrier: Record<string, string> = {};
+    const spanContext = trace.setSpan(ROOT_CONTEXT, span);
+    // Unsampled traces are propagated too (flags 00): the API then samples none of their fan-out.
+    propagation.inject(spanContext, carrier);
+    const startedAt = performance.now();
+    const failuresBefore = publisher.failures();
+    const publishMs = span.isRecording()
+      ? await context.with(spanContext, () => publisher.publish(result.messages, committedAt, carrier.traceparent))
+      : await publisher.publish(result.messages, committedAt, carrier.traceparent);
+    if (span.isRecording()) {
+      span.setAttributes({
+        [ATTR.updates]: result.messages.length,
+        [ATTR.slot]: result.slot ?? undefined,
+        // Time from commit to the start of this publish: it waits for the previous batch's.
+        [ATTR.queuedMs]: Math.round((startedAt - committedAt) * 1000) / 1000,
+      });
+      if (publisher.failures() > failuresBefore) span.setStatus({ code: SpanStatusCode.ERROR, message: 'bus publish failed' });
+    }
+    span.end();
+    return publishMs;
+  }
 
   async function heartbeat(): Promise<void> {
     try {
@@ -65,7 +104,10 @@ export function createIndexer(opts: {
            started_at = CASE WHEN indexer_status.writer_id = EXCLUDED.writer_id THEN indexer_status.started_at ELSE now() END`,
         [writerId, st.chainTip, source.connected()],
       )
-      .catch((err: unknown) => logger.warn({ err }, 'heartbeat write failed'));
+      .catch((err: unknown) => {
+        metrics.storeErrors.inc({ store: STORES.postgres });
+        logger.warn({ err }, 'heartbeat write failed');
+      });
   }
 
   async function loop(): Promise<void> {
@@ -104,8 +146,38 @@ export function createIndexer(opts: {
     try {
       const epoch = lock.epoch;
       const commitOne = async (prepared: PreparedBatch): Promise<void> => {
-        const result = await projector.commit(prepared, { writerEpoch: epoch });
+        // One trace per change (D-86): this batch's commit, its publish, and every API
+        // replica's /ws fan-out of its updates. Unsampled, the commit runs outside any trace
+        // context, like an unsampled request (D-85).
+        const span = tracer.startSpan(CHAIN_SPANS.commit, { kind: SpanKind.INTERNAL, attributes: { [ATTR.source]: source.name } });
+        const spanContext = trace.setSpan(ROOT_CONTEXT, span);
+        let result: BatchResult;
+        try {
+          result = span.isRecording()
+            ? await context.with(spanContext, () => projector.commit(prepared, { writerEpoch: epoch }))
+            : await projector.commit(prepared, { writerEpoch: epoch });
+        } catch (err) {
+          if (!(err instanceof FencedError)) metrics.storeErrors.inc({ store: STORES.postgres });
+          span.recordException(err as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+          throw err;
+        }
         const committedAt = performance.now();
+        if (span.isRecording()) {
+          span.setAttributes({
+            [ATTR.slot]: result.slot ?? undefined,
+            [ATTR.slotLag]: st.chainTip !== null && result.slot !== null ? Math.max(0, st.chainTip - result.slot) : undefined,
+            [ATTR.transactions]: result.transactions,
+            [ATTR.events]: [...result.appliedByKind.values()].reduce((a, b) => a + b, 0),
+            [ATTR.deadLetters]: result.deadLetters.length,
+            [ATTR.updates]: result.messages.length,
+            [ATTR.path]: result.path,
+            // Milliseconds of each phase: parse and apply happen ahead, while the previous batch commits.
+            ...Object.fromEntries(Object.entries(result.phases).map(([k, v]) => [`${ATTR.phase}${k}_ms`, Math.round(v * 1000) / 1000])),
+          });
+        }
+        span.end();
         const p = result.phases;
         metrics.indexerProcessingDuration.observe((p.parse + p.ledger + p.load + p.apply + p.write + p.commit) / 1000);
         metrics.indexerTransactionsProcessed.inc({ source: source.name }, result.transactions);
@@ -126,7 +198,7 @@ export function createIndexer(opts: {
         // and at most one runs behind the commits, so Redis trouble cannot queue up batches.
         const previous = publishing;
         publishing = previous.then(async () => {
-          const publishMs = await publisher.publish(result.messages, committedAt);
+          const publishMs = await publishTraced(span, result, committedAt);
           for (const l of listeners) l(result, publishMs);
         });
         publishing.catch(() => {}); // surfaced by the next commit or the end of the loop

@@ -20,6 +20,7 @@ const stateKey = (u: ChannelUpdate) => `${u.channel}\u0000${String(u.data.field 
  */
 export function createPublisher(opts: { updates: UpdateLog | undefined; logger: Logger; metrics: Metrics }) {
   const unsent = new Map<string, ChannelUpdate>();
+  let failures = 0;
   const keep = (messages: ChannelUpdate[]) => {
     for (const m of messages) {
       const k = stateKey(m);
@@ -28,8 +29,11 @@ export function createPublisher(opts: { updates: UpdateLog | undefined; logger: 
       unsent.set(k, m);
     }
   };
-  /** Resolves with the commit-to-publish latency in ms (0 when there was nothing to publish). */
-  async function publish(messages: ChannelUpdate[], committedAt: number): Promise<number> {
+  /**
+   * Resolves with the commit-to-publish latency in ms (0 when there was nothing to publish).
+   * `traceparent` goes into the envelopes (the publish span's, D-86).
+   */
+  async function publish(messages: ChannelUpdate[], committedAt: number, traceparent?: string): Promise<number> {
     if (!opts.updates || (!messages.length && !unsent.size)) return 0;
     let batch = messages;
     if (unsent.size) {
@@ -37,10 +41,11 @@ export function createPublisher(opts: { updates: UpdateLog | undefined; logger: 
       batch = [...unsent.values()];
     }
     try {
-      await opts.updates.append(batch);
+      await opts.updates.append(batch, traceparent);
       unsent.clear();
     } catch (err) {
       if (!unsent.size) keep(messages);
+      failures += 1;
       opts.metrics.busPublishFailures.inc();
       opts.logger.warn({ err, total: messages.length, unsent: unsent.size }, 'bus publish failed; its updates go out with the next batch');
       return performance.now() - committedAt;
@@ -50,5 +55,5 @@ export function createPublisher(opts: { updates: UpdateLog | undefined; logger: 
     return ms;
   }
   /** `publish([])` sends what failed publishes kept; `unsent()` says how many updates that is. */
-  return { publish, unsent: () => unsent.size };
+  return { publish, unsent: () => unsent.size, failures: () => failures };
 }

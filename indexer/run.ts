@@ -1,5 +1,6 @@
 import { SingleBar } from 'cli-progress';
 import type { Config } from '../core/config';
+import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
 import { createCommon, exitWith, requireAllowed } from '../core/process';
@@ -41,7 +42,10 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     let updates: UpdateLog;
     if (config.redisUrl) {
       const redis = createRedis(config.redisUrl, { commandTimeout: config.redisCommandTimeoutMs });
-      redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+      redis.on('error', (err) => {
+        common.metrics.storeErrors.inc({ store: STORES.redis });
+        logger.warn({ err: err.message }, 'redis error');
+      });
       updates = createRedisUpdateLog({ redis, keys: createKeys(config.tenantId) });
       shutdown.add('redis', async () => redis.disconnect());
       // Publishing fails fast while Redis is unreachable; do not start with a guaranteed gap.

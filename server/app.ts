@@ -1,17 +1,21 @@
+import { API_PREFIX, OPS_PATHS } from '../core/constants';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { match } from 'path-to-regexp';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
-import { buildHealth, isSynced } from '../core/health';
-import { ApiError, errorMapper, sendError } from './http/errors';
+import { buildHealth } from '../core/health';
+import { ApiError, clip, errorMapper, sendError } from './http/errors';
+import { NO_PARAMS, parse } from './http/validate';
 import { docsRouter } from './http/docs';
-import { deprecatedAliases, handlerTimeout, requestId, requestMetrics } from './http/middleware';
+import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics } from './http/middleware';
 import { serverSpans } from '../core/telemetry/http-span';
-import { indexerHealthInputs } from './read/status';
+import { STORES } from '../core/telemetry/metrics';
+import { indexerHealthInputs, statusBody } from '../core/indexer-state';
 import type { NonceStore } from '../core/redis/nonce-store';
 import type { Bus } from '../core/redis/bus';
 import { createHotCache } from './read/hot-cache';
 import type { RateLimits } from './limits/rate-limit';
+import type { SignatureVerifier } from './auth/verify';
 import { achievementsReferralsCreatorsRouter } from './routes/achievements-referrals-creators';
 import { bookTradesFeesRouter } from './routes/book-trades-fees';
 import { createGuards } from './routes/guards';
@@ -20,7 +24,10 @@ import { ordersPositionsRouter } from './routes/orders-positions';
 import { publicStatsRouter } from './routes/public-stats';
 import { statsRouter } from './routes/stats';
 
-export const API_PREFIX = '/api/v1';
+export { API_PREFIX } from '../core/constants';
+
+/** An API replica serves while the indexer restarts: the indexer is not critical to it (D-67). */
+const API_HEALTH = { indexerCritical: false };
 
 /** Every method and path the API serves, so a known path with another method is a 405. */
 function routeTable(routers: Router[], prefix: string) {
@@ -37,7 +44,8 @@ function routeTable(routers: Router[], prefix: string) {
 
 /**
  * The REST app. Middleware order (design 4): request id → alias rewrite → metrics → timeout →
- * routes → 404/405 → error mapper. Rate limits and wallet auth join in front of the routes.
+ * malformed percent-encoding (400, D-75) → routes → 404/405 → error mapper. Rate limits and
+ * wallet auth join in front of the routes.
  */
 export function createApp(opts: {
   common: Common;
@@ -50,6 +58,8 @@ export function createApp(opts: {
   startedAt?: number;
   /** Serve `/docs` (interactive API documentation). */
   docs?: boolean;
+  /** The Ed25519 check of wallet-signed routes (node:crypto by default); tests count its calls. */
+  verifySignature?: SignatureVerifier;
 }): express.Express {
   const { common, db } = opts;
   const { config, logger, metrics } = common;
@@ -65,40 +75,34 @@ export function createApp(opts: {
   app.use(deprecatedAliases());
   app.use(requestMetrics(metrics));
   app.use(handlerTimeout(config.requestTimeoutMs));
+  // Before any router: matching a path parameter decodes it, and a malformed one threw (D-75).
+  app.use(refuseMalformedEncoding(opts.limits, logger));
 
   // Operational endpoints: root only, unversioned.
   const ops = express.Router();
-  ops.get('/health', async (_req, res) => {
-    const body = buildHealth(await indexerHealthInputs(db, startedAt));
+  ops.get(OPS_PATHS.health, async (_req, res) => {
+    const body = buildHealth(await indexerHealthInputs(db, startedAt), API_HEALTH);
     res.status(body.status === 'unhealthy' ? 503 : 200).json(body);
   });
-  ops.get('/ready', async (_req, res) => {
+  ops.get(OPS_PATHS.ready, async (_req, res) => {
     const i = await indexerHealthInputs(db, startedAt);
     // A replica serves (possibly stale) data while the indexer restarts: readiness is the database.
     res.status(i.dbConnected ? 200 : 503).json({ ready: i.dbConnected, dbConnected: i.dbConnected, indexerRunning: i.indexerRunning });
   });
-  ops.get('/metrics', async (_req, res) => {
+  ops.get(OPS_PATHS.metrics, async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
-  const g = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger });
+  const g = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature });
   const api = express.Router();
-  api.get('/status', g.ip('public_read'), async (_req, res) => {
+  api.get('/status', g.ip('public_read'), async (req, res) => {
+    parse(NO_PARAMS, req.query, 'query');
     const i = await indexerHealthInputs(db, startedAt);
-    const h = buildHealth(i);
+    const h = buildHealth(i, API_HEALTH);
     if (i.slotLag !== null) metrics.indexerSlotLag.set(i.slotLag);
-    res.json({
-      data: {
-        status: h.status,
-        synced: isSynced(i),
-        slotLag: h.slotLag,
-        lastProcessedSlot: h.lastProcessedSlot,
-        lastActivityAt: h.lastActivityAt,
-        indexerRunning: i.indexerRunning,
-      },
-    });
+    res.json({ data: statusBody(i, h) });
   });
   const routers = [
     marketsRouter(db, config.chainId, g, hot),
@@ -120,10 +124,12 @@ export function createApp(opts: {
     const allowed = [...new Set(known.filter((k) => k.matches(path)).map((k) => k.method))];
     if (allowed.length) {
       res.setHeader('Allow', [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : [])].join(', '));
-      return sendError(res, new ApiError('METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${path}`));
+      return sendError(res, new ApiError('METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${clip(path)}`));
     }
     sendError(res, new ApiError('NOT_FOUND', 'Not found'));
   });
-  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => errorMapper(logger, config.requestTimeoutMs)(err, req, res, next));
+  for (const store of Object.values(STORES)) metrics.storeErrors.inc({ store }, 0);
+  const mapError = errorMapper(logger, config.requestTimeoutMs, () => metrics.storeErrors.inc({ store: STORES.postgres }));
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => mapError(err, req, res, next));
   return app;
 }

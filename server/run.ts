@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Config } from '../core/config';
+import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
@@ -8,6 +9,8 @@ import { createApp } from './app';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { exitWith, requireAllowed } from '../core/process';
+import type { SignatureVerifier } from './auth/verify';
+import { answerClientErrors } from './http/client-error';
 import { createApiStores, createLiveStores, type LiveStores } from './stores';
 import { attachWebSocketServer, DEFAULT_WS_OPTIONS, type WsServer } from './ws/server';
 
@@ -46,7 +49,7 @@ export function createHttpDrain(server: http.Server) {
 }
 
 /**
- * The API's HTTP server with `/ws`, listening on API_PORT, its shutdown hooks registered on
+ * The API's HTTP server with `/ws`, listening on API_PORT (or PORT, D-78), its shutdown hooks registered on
  * `common.shutdown` (refuse upgrades → drain HTTP → close sockets with 1001). Used by the API
  * process and by single-process mode.
  */
@@ -58,12 +61,15 @@ export async function startApiServer(opts: {
   /** Whether the hot-read cache is invalidated by `live.bus` (true when the indexer publishes there). */
   busCarriesIndexer: boolean;
   docs?: boolean;
+  /** The Ed25519 check of HTTP and `/ws` authentication (node:crypto by default); tests count its calls. */
+  verifySignature?: SignatureVerifier;
 }): Promise<{ server: http.Server; port: number; ws: WsServer }> {
   const { common, live } = opts;
   const { config, logger, shutdown } = common;
   const stores = createApiStores(common, opts.redis);
-  const app = createApp({ common, db: opts.db, bus: opts.busCarriesIndexer ? live.bus : undefined, docs: opts.docs ?? true, ...stores });
+  const app = createApp({ common, db: opts.db, bus: opts.busCarriesIndexer ? live.bus : undefined, docs: opts.docs ?? true, verifySignature: opts.verifySignature, ...stores });
   const server = http.createServer(app);
+  answerClientErrors(server);
   const httpDrain = createHttpDrain(server);
   const ws = attachWebSocketServer({
     common,
@@ -71,6 +77,8 @@ export async function startApiServer(opts: {
     bus: live.bus,
     updates: live.updates,
     nonceStore: stores.nonceStore,
+    authFailures: stores.limits.authFailures,
+    verifySignature: opts.verifySignature,
     leases: live.leases,
     trust: app.get('trust proxy fn'),
     options: { ...DEFAULT_WS_OPTIONS, pingIntervalMs: config.ws.pingIntervalMs, maxClients: config.ws.maxClients },
@@ -108,7 +116,10 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
       // Every request consumes its rate limit in Redis: auto-pipelining sends the commands of
       // one event-loop turn in one write instead of a write (a system call) per request.
       const r = (redis = createRedis(config.redisUrl, { enableAutoPipelining: true, commandTimeout: config.redisCommandTimeoutMs }));
-      r.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+      r.on('error', (err) => {
+        common.metrics.storeErrors.inc({ store: STORES.redis });
+        logger.warn({ err: err.message }, 'redis error');
+      });
       shutdown.add('redis', () => r.disconnect());
       // Until Redis answers, limits fall back to per-process counting: start serving after it
       // is ready so a fresh replica does not begin with a private quota.

@@ -1,4 +1,6 @@
-import { envSchema } from './schema';
+import { envSchema, SETTING_NAMES, type SettingName, type SettingValues } from './settings';
+
+export * from './settings';
 
 export type TrustProxy = boolean | number | string;
 
@@ -38,6 +40,18 @@ export interface Config {
   nonceTtlSeconds: number;
   webhookSecret: string | undefined;
   otel: { endpoint: string | undefined; serviceName: string | undefined };
+  operator: {
+    kubeconfig: string | undefined;
+    port: number;
+    environment: string;
+    defaultsFile: string | undefined;
+    namespace: string;
+    leaseSeconds: number;
+    resyncSeconds: number;
+    statusSeconds: number;
+    lagThreshold: number;
+    statusUrl: string;
+  };
 }
 
 export class ConfigError extends Error {
@@ -51,52 +65,63 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Joi's messages already start with the variable name (labels are not wrapped).
     throw new ConfigError(`Invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
   }
-  const v = value as Record<string, unknown>;
-  const num = (k: string) => v[k] as number;
-  const str = (k: string) => v[k] as string;
-  const opt = (k: string) => v[k] as string | undefined;
-  const rpcUrl = str('RPC_URL');
-  const windowMs = num('RATE_LIMIT_WINDOW_MS');
+  const v = value as SettingValues;
+  const rpcUrl = v.RPC_URL;
+  const windowMs = v.RATE_LIMIT_WINDOW_MS;
   return {
-    nodeEnv: v.NODE_ENV as Config['nodeEnv'],
-    logLevel: v.LOG_LEVEL as Config['logLevel'],
-    tenantId: str('TENANT_ID'),
-    chainId: str('CHAIN_ID'),
-    programId: str('PROGRAM_ID'),
-    databaseUrl: opt('DATABASE_URL'),
-    databasePoolMax: num('DATABASE_POOL_MAX'),
-    redisUrl: opt('REDIS_URL'),
-    redisCommandTimeoutMs: num('REDIS_COMMAND_TIMEOUT_MS'),
-    allowEmbeddedStores: v.ALLOW_EMBEDDED_STORES as boolean,
-    dataDir: str('DATA_DIR'),
+    nodeEnv: v.NODE_ENV,
+    logLevel: v.LOG_LEVEL,
+    tenantId: v.TENANT_ID,
+    chainId: v.CHAIN_ID,
+    programId: v.PROGRAM_ID,
+    databaseUrl: v.DATABASE_URL,
+    databasePoolMax: v.DATABASE_POOL_MAX,
+    redisUrl: v.REDIS_URL,
+    redisCommandTimeoutMs: v.REDIS_COMMAND_TIMEOUT_MS,
+    allowEmbeddedStores: v.ALLOW_EMBEDDED_STORES,
+    dataDir: v.DATA_DIR,
     rpcUrl,
-    rpcWsUrl: opt('RPC_WS_URL') ?? rpcUrl.replace(/^http/, 'ws'),
-    publicHosts: str('PUBLIC_HOSTS').split(',').map((h) => h.toLowerCase()),
-    trustProxy: v.TRUST_PROXY as TrustProxy,
-    apiHost: str('API_HOST'),
-    apiPort: num('API_PORT'),
-    indexerPort: num('INDEXER_PORT'),
-    indexerCacheRows: num('INDEXER_CACHE_ROWS'),
+    rpcWsUrl: v.RPC_WS_URL ?? rpcUrl.replace(/^http/, 'ws'),
+    publicHosts: v.PUBLIC_HOSTS.split(',').map((h) => h.toLowerCase()),
+    trustProxy: v.TRUST_PROXY,
+    apiHost: v.API_HOST,
+    // PORT is the platforms' name for it; API_PORT, when set, wins (D-78). The validated
+    // API_PORT always holds a value (its default), so "set" is read from the environment.
+    apiPort: env.API_PORT !== undefined && env.API_PORT !== '' ? v.API_PORT : (v.PORT ?? v.API_PORT),
+    indexerPort: v.INDEXER_PORT,
+    indexerCacheRows: v.INDEXER_CACHE_ROWS,
     rateLimit: {
       windowMs,
-      publicReadMax: num('PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS'),
+      publicReadMax: v.PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS,
       // The spec: the public-read window follows RATE_LIMIT_WINDOW_MS when unset.
-      publicReadWindowMs: (v.PUBLIC_READ_RATE_LIMIT_WINDOW_MS as number | undefined) ?? windowMs,
-      publicMax: num('RATE_LIMIT_MAX_REQUESTS'),
-      sensitiveMax: num('RATE_LIMIT_SENSITIVE_MAX'),
-      complianceMax: num('RATE_LIMIT_COMPLIANCE_MAX'),
+      publicReadWindowMs: v.PUBLIC_READ_RATE_LIMIT_WINDOW_MS ?? windowMs,
+      publicMax: v.RATE_LIMIT_MAX_REQUESTS,
+      sensitiveMax: v.RATE_LIMIT_SENSITIVE_MAX,
+      complianceMax: v.RATE_LIMIT_COMPLIANCE_MAX,
     },
     ws: {
-      maxConnectionsPerIp: num('WS_MAX_CONNECTIONS_PER_IP'),
-      maxClients: num('WS_MAX_CLIENTS'),
-      pingIntervalMs: num('WS_PING_INTERVAL_MS'),
-      ipLeaseMs: num('WS_IP_LEASE_MS'),
+      maxConnectionsPerIp: v.WS_MAX_CONNECTIONS_PER_IP,
+      maxClients: v.WS_MAX_CLIENTS,
+      pingIntervalMs: v.WS_PING_INTERVAL_MS,
+      ipLeaseMs: v.WS_IP_LEASE_MS,
     },
-    requestTimeoutMs: num('REQUEST_TIMEOUT_MS'),
-    shutdownGraceMs: num('SHUTDOWN_GRACE_MS'),
-    nonceTtlSeconds: num('NONCE_TTL_SECONDS'),
-    webhookSecret: opt('WEBHOOK_SECRET'),
-    otel: { endpoint: opt('OTEL_EXPORTER_OTLP_ENDPOINT'), serviceName: opt('OTEL_SERVICE_NAME') },
+    requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
+    nonceTtlSeconds: v.NONCE_TTL_SECONDS,
+    webhookSecret: v.WEBHOOK_SECRET,
+    otel: { endpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: v.OTEL_SERVICE_NAME },
+    operator: {
+      kubeconfig: v.KUBECONFIG,
+      port: v.OPERATOR_PORT,
+      environment: v.OPERATOR_ENVIRONMENT,
+      defaultsFile: v.OPERATOR_DEFAULTS_FILE,
+      namespace: v.OPERATOR_NAMESPACE,
+      leaseSeconds: v.OPERATOR_LEASE_SECONDS,
+      resyncSeconds: v.OPERATOR_RESYNC_SECONDS,
+      statusSeconds: v.OPERATOR_STATUS_SECONDS,
+      lagThreshold: v.OPERATOR_LAG_THRESHOLD,
+      statusUrl: v.OPERATOR_STATUS_URL,
+    },
   };
 }
 
@@ -113,8 +138,7 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
   }
 }
 
-/** Names of every setting, for the documentation consistency test. */
-export function settingNames(): string[] {
-  const described = envSchema.describe() as { keys?: Record<string, unknown> };
-  return Object.keys(described.keys ?? {});
+/** Names of every setting, in catalog order. */
+export function settingNames(): SettingName[] {
+  return [...SETTING_NAMES];
 }

@@ -1,5 +1,5 @@
 import Redis, { type RedisOptions } from 'ioredis';
-import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../config/schema';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../config/settings';
 
 export type { Redis };
 

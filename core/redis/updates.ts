@@ -12,11 +12,15 @@ export interface ChannelUpdate {
 
 /**
  * What travels on the bus and sits in a channel's stream: `{"seq":N,"slot":S,"data":{...}}`.
- * `seq` is per channel and grows by exactly 1 per update, so a client can see a gap.
+ * `seq` is per channel and grows by exactly 1 per update, so a client can see a gap. With
+ * tracing on, `tp` is the W3C `traceparent` of the indexer's publish span, so each API
+ * replica's fan-out of the update joins the trace of the commit that produced it (D-86);
+ * clients never see it.
  */
 export interface UpdateEnvelope {
   seq: number;
   slot: number;
+  tp?: string;
   data: Record<string, unknown>;
 }
 
@@ -31,8 +35,11 @@ export type ResumeResult =
  * receives them on the bus and can replay a channel's recent past for `resumeFrom`.
  */
 export interface UpdateLog {
-  /** Numbers each update within its channel, keeps it in the channel's capped stream and publishes it, in order. */
-  append(updates: ChannelUpdate[]): Promise<void>;
+  /**
+   * Numbers each update within its channel, keeps it in the channel's capped stream and
+   * publishes it, in order; `traceparent` (of the publishing span) goes into every envelope.
+   */
+  append(updates: ChannelUpdate[], traceparent?: string): Promise<void>;
   /** The updates of `channel` with seq greater than `after`. */
   since(channel: string, after: number): Promise<ResumeResult>;
 }
@@ -46,10 +53,14 @@ export interface UpdateLogOptions {
 
 export const DEFAULT_UPDATE_LOG: UpdateLogOptions = { keep: 1_000, idleTtlSeconds: 86_400 };
 
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
 export function parseEnvelope(message: string): UpdateEnvelope | undefined {
   try {
     const v = JSON.parse(message) as Partial<UpdateEnvelope>;
-    if (typeof v.seq === 'number' && typeof v.slot === 'number' && v.data && typeof v.data === 'object') return v as UpdateEnvelope;
+    if (typeof v.seq === 'number' && typeof v.slot === 'number' && v.data && typeof v.data === 'object' && (v.tp === undefined || typeof v.tp === 'string')) {
+      return v as UpdateEnvelope;
+    }
   } catch {
     // not ours: ignored by the caller
   }
@@ -64,7 +75,9 @@ export function parseEnvelope(message: string): UpdateEnvelope | undefined {
 // hash tag (one Redis Cluster slot); the pub/sub channel is an argument, not a key.
 const APPEND_SCRIPT = `
 local seq = redis.call('INCR', KEYS[1])
-local env = '{"seq":' .. seq .. ',"slot":' .. ARGV[1] .. ',"data":' .. ARGV[2] .. '}'
+local tp = ''
+if ARGV[6] ~= '' then tp = ',"tp":"' .. ARGV[6] .. '"' end
+local env = '{"seq":' .. seq .. ',"slot":' .. ARGV[1] .. tp .. ',"data":' .. ARGV[2] .. '}'
 local added = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'u', env)
 if type(added) == 'table' and added.err then
   redis.call('DEL', KEYS[2])
@@ -77,7 +90,7 @@ return seq
 `;
 
 type RedisWithAppend = Redis & {
-  appendUpdate(seqKey: string, streamKey: string, slot: string, data: string, keep: string, ttl: string, channel: string): Promise<number>;
+  appendUpdate(seqKey: string, streamKey: string, slot: string, data: string, keep: string, ttl: string, channel: string, traceparent: string): Promise<number>;
 };
 
 export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partial<UpdateLogOptions>): UpdateLog {
@@ -89,12 +102,14 @@ export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partia
   const seqKey = keys.streamSeq;
 
   return {
-    async append(updates) {
+    async append(updates, traceparent) {
       if (!updates.length) return;
+      // Hex digits and dashes only: safe inside the JSON the script writes.
+      const tp = traceparent && TRACEPARENT.test(traceparent) ? traceparent : '';
       // One pipeline per batch: one round trip, and Redis runs the scripts in this order.
       const p = redis.pipeline() as unknown as { appendUpdate: RedisWithAppend['appendUpdate']; exec(): Promise<[Error | null, unknown][] | null> };
       for (const u of updates) {
-        p.appendUpdate(seqKey(u.channel), keys.stream(u.channel), String(u.slot), JSON.stringify(u.data), keep, ttl, keys.channel(u.channel));
+        p.appendUpdate(seqKey(u.channel), keys.stream(u.channel), String(u.slot), JSON.stringify(u.data), keep, ttl, keys.channel(u.channel), tp);
       }
       const results = (await p.exec()) ?? [];
       const failed = results.find(([err]) => err);
@@ -130,14 +145,14 @@ export function createMemoryUpdateLog(opts: { bus: Bus } & Partial<UpdateLogOpti
     for (const [name, c] of channels) if (now - c.lastAt > idleMs) channels.delete(name);
   };
   return {
-    async append(updates) {
+    async append(updates, traceparent) {
       const now = Date.now();
       sweep(now);
       for (const u of updates) {
         let c = channels.get(u.channel);
         if (!c) channels.set(u.channel, (c = { seq: 0, entries: [], lastAt: now }));
         c.lastAt = now;
-        const env: UpdateEnvelope = { seq: ++c.seq, slot: u.slot, data: u.data };
+        const env: UpdateEnvelope = traceparent ? { seq: ++c.seq, slot: u.slot, tp: traceparent, data: u.data } : { seq: ++c.seq, slot: u.slot, data: u.data };
         c.entries.push(env);
         if (c.entries.length > keep) c.entries.splice(0, c.entries.length - keep);
         await opts.bus.publish(u.channel, JSON.stringify(env));

@@ -34,20 +34,19 @@ export function serverSpans() {
   return (req: Request, res: Response, next: NextFunction) => {
     if (UNTRACED.test(req.url)) return next();
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    // The sampler decides here (no sampler of ours reads attributes at start).
+    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
+    // An unsampled request runs outside any trace context (D-85): no context to carry through
+    // its async work, no attributes, no close listener. The pg and ioredis instrumentations
+    // make spans only under a parent span, so none of its queries becomes a trace of its own.
+    if (!span.isRecording()) return next();
     const q = req.url.indexOf('?');
-    const span = tracer.startSpan(
-      req.method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          [ATTR_HTTP_REQUEST_METHOD]: req.method,
-          [ATTR_URL_PATH]: q < 0 ? req.url : req.url.slice(0, q),
-          [ATTR_CLIENT_ADDRESS]: req.socket.remoteAddress,
-          [ATTR_USER_AGENT_ORIGINAL]: req.headers['user-agent'],
-        },
-      },
-      parent,
-    );
+    span.setAttributes({
+      [ATTR_HTTP_REQUEST_METHOD]: req.method,
+      [ATTR_URL_PATH]: q < 0 ? req.url : req.url.slice(0, q),
+      [ATTR_CLIENT_ADDRESS]: req.socket.remoteAddress,
+      [ATTR_USER_AGENT_ORIGINAL]: req.headers['user-agent'],
+    });
     let ended = false;
     const end = () => {
       if (ended) return;

@@ -29,8 +29,10 @@ export function startTracing(opts: { endpoint: string | undefined; serviceName: 
       // their own first middleware (core/telemetry/http-span.ts, decision D-61). The HTTP
       // instrumentation never saw the RPC source's fetch calls; of outgoing HTTP it gave only
       // a span per logsSubscribe WebSocket handshake.
-      new PgInstrumentation(),
-      new IORedisInstrumentation(),
+      // Only under a parent span (ioredis' default too): a query of an unsampled request, or
+      // one outside any request or batch, is not traced at all (D-85).
+      new PgInstrumentation({ requireParentSpan: true }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
     ],
   });
   sdk.start();

@@ -1,5 +1,5 @@
 import type { IMain } from 'pg-promise';
-import { DEFAULT_INDEXER_CACHE_ROWS } from '../../core/config/schema';
+import { DEFAULT_INDEXER_CACHE_ROWS } from '../../core/config/settings';
 import type { Db } from '../../core/db';
 import { parseTransaction, TransactionShapeError, type ParsedTransaction, type ProgramEvent, type RawTransaction } from '../../core/events';
 import { applyEvent } from './apply';

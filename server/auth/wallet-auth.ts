@@ -1,7 +1,8 @@
 import bs58 from 'bs58';
 import Joi from 'joi';
-import nacl from 'tweetnacl';
 import type { NonceStore } from '../../core/redis/nonce-store';
+import { boundedMessage } from '../http/validate';
+import { verifyEd25519, type SignatureVerifier } from './verify';
 
 export const MAX_PAST_SECONDS = 300;
 export const MAX_FUTURE_SECONDS = 30;
@@ -25,7 +26,16 @@ export interface AuthInput {
   message: string | undefined;
   /** `x-wallet-chain`, HTTP only. */
   chainHeader?: string | undefined;
+  /**
+   * The message came in an HTTP header: it must be printable ASCII (D-80). Node reads header
+   * bytes as latin1, so the bytes a client signed cannot be known once it sends others.
+   */
+  fromHeader?: boolean;
 }
+
+/** What an HTTP header may carry of the auth message: printable ASCII and tab. */
+const NOT_HEADER_ASCII = /[^\t\x20-\x7e]/;
+export const NON_ASCII_MESSAGE = 'x-wallet-message must be printable ASCII: write other characters as JSON \\u escapes';
 
 export interface AuthRules {
   publicHosts: string[];
@@ -34,6 +44,8 @@ export interface AuthRules {
   expectedAction: string;
   nonceStore: NonceStore;
   nowSeconds?: number;
+  /** The Ed25519 check (node:crypto by default); tests count its calls. */
+  verify?: SignatureVerifier;
 }
 
 const messageSchema = Joi.object({
@@ -65,10 +77,11 @@ export async function verifyWalletAuth(input: AuthInput, rules: AuthRules): Prom
   const { publicKey, signature, message } = input;
   if (!publicKey || !signature || !message) return fail('missing', 'Missing wallet authentication headers');
   if (message.length > 4096) return fail('invalid_message', 'Auth message is too long');
+  if (input.fromHeader && NOT_HEADER_ASCII.test(message)) return fail('invalid_message', NON_ASCII_MESSAGE);
   const key = decode(publicKey, 32);
   if (!key) return fail('invalid_public_key', 'Invalid wallet public key');
   const sig = decode(signature, 64);
-  if (!sig || !nacl.sign.detached.verify(Buffer.from(message, 'utf8'), sig, key)) {
+  if (!sig || !(rules.verify ?? verifyEd25519)(Buffer.from(message, 'utf8'), sig, key)) {
     return fail('bad_signature', 'Invalid wallet signature');
   }
   let parsed: unknown;
@@ -78,7 +91,7 @@ export async function verifyWalletAuth(input: AuthInput, rules: AuthRules): Prom
     return fail('invalid_message', 'Auth message is not JSON');
   }
   const { value, error } = messageSchema.validate(parsed);
-  if (error) return fail('invalid_message', `Invalid auth message: ${error.message}`);
+  if (error) return fail('invalid_message', `Invalid auth message: ${error.details[0] ? boundedMessage(error.details[0]) : 'invalid'}`);
   const m = value as { domain: string; chain?: string; timestamp: number; action: string; nonce: string };
   const now = rules.nowSeconds ?? Math.floor(Date.now() / 1000);
   if (now - m.timestamp > MAX_PAST_SECONDS || m.timestamp - now > MAX_FUTURE_SECONDS) {

@@ -54,6 +54,12 @@ function isConnectionError(err: { code?: string; message?: string }): boolean {
   );
 }
 
+/** The most of a client's input an error message echoes (decision D-79): the rest is cut. */
+export const MAX_ECHO = 64;
+
+/** `s` cut to `max` characters, marked with an ellipsis when cut. */
+export const clip = (s: string, max = MAX_ECHO): string => (s.length <= max ? s : `${s.slice(0, max)}…`);
+
 export function sendError(res: Response, err: ApiError): void {
   const body: { error: string; code: ErrorCode; details?: ErrorDetail[] } = { error: err.message, code: err.code };
   if (err.details?.length) body.details = err.details;
@@ -67,7 +73,7 @@ export const timeoutError = (ms: number) => new ApiError('TIMEOUT', `Request too
  * The last middleware: every failure leaves as `{ error, code }` (plus `details` on
  * validation errors). Driver messages, SQL and stacks are logged, never sent.
  */
-export function errorMapper(logger: Logger, requestTimeoutMs: number) {
+export function errorMapper(logger: Logger, requestTimeoutMs: number, onDatabaseError: () => void = () => {}) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (res.headersSent) return;
     if (err instanceof ApiError) return sendError(res, err);
@@ -75,12 +81,21 @@ export function errorMapper(logger: Logger, requestTimeoutMs: number) {
     if (e.type === 'entity.parse.failed') return sendError(res, new ApiError('INVALID_REQUEST_BODY', 'Request body is not valid JSON'));
     if (e.type === 'entity.too.large') return sendError(res, new ApiError('LIMIT_EXCEEDED', 'Request body is too large'));
     if (e.type && typeof e.status === 'number' && e.status < 500) return sendError(res, new ApiError('INVALID_REQUEST_BODY', 'Request body could not be read'));
+    // The router's decoding of a path parameter (D-75 refuses these before routing; this stays
+    // so that a path that slips past it is still a client error, not a 500 with a stack).
+    if (err instanceof URIError) return sendError(res, new ApiError('INVALID_PARAMETER', 'Malformed percent-encoding in the request path', [{ field: 'path', message: 'malformed percent-encoding' }]));
     logger.error({ err, requestId: req.id }, 'request failed');
     if (isConnectionError(e)) return sendError(res, new ApiError('SERVICE_UNAVAILABLE', 'A required service is unavailable'));
     // query_canceled: the API's statement_timeout (its request timeout) ran out, or an operator
     // cancelled the query; either way the request took too long.
-    if (e.code === '57014') return sendError(res, timeoutError(requestTimeoutMs));
-    if (e.severity !== undefined || /^[0-9A-Z]{5}$/.test(e.code ?? '')) return sendError(res, new ApiError('DATABASE_ERROR', 'Database operation failed'));
+    if (e.code === '57014') {
+      onDatabaseError();
+      return sendError(res, timeoutError(requestTimeoutMs));
+    }
+    if (e.severity !== undefined || /^[0-9A-Z]{5}$/.test(e.code ?? '')) {
+      onDatabaseError();
+      return sendError(res, new ApiError('DATABASE_ERROR', 'Database operation failed'));
+    }
     sendError(res, new ApiError('INTERNAL_ERROR', 'Internal server error'));
   };
 }

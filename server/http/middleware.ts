@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { routeTemplate } from '../../core/telemetry/http-span';
-import { sendError, timeoutError } from './errors';
+import type { RateLimits } from '../limits/rate-limit';
+import { ApiError, clip, sendError, timeoutError, type ErrorDetail } from './errors';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -77,5 +79,50 @@ export function requestMetrics(metrics: Metrics) {
       metrics.apiRequestDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
     });
     next();
+  };
+}
+
+const decodes = (s: string): boolean => {
+  try {
+    decodeURIComponent(s);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Where a request target's percent-encoding is malformed (a `%` without two hex digits after
+ * it, or escapes whose bytes are not UTF-8), as the `details` entry of the 400; undefined when
+ * the path and every query pair decode. The router would otherwise throw while matching a path
+ * parameter (a 500), and the query parser silently decodes what it can.
+ */
+export function malformedEncoding(url: string): ErrorDetail | undefined {
+  if (!url.includes('%')) return undefined;
+  const q = url.indexOf('?');
+  if (!decodes(q < 0 ? url : url.slice(0, q))) return { field: 'path', message: 'malformed percent-encoding' };
+  if (q < 0) return undefined;
+  for (const pair of url.slice(q + 1).split('&')) {
+    if (decodes(pair)) continue;
+    const eq = pair.indexOf('=');
+    const name = (eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, ' ');
+    return { field: decodes(name) ? `query.${clip(decodeURIComponent(name))}` : 'query', message: 'malformed percent-encoding' };
+  }
+  return undefined;
+}
+
+/**
+ * Decision D-75: a request target with malformed percent-encoding is 400 INVALID_PARAMETER on
+ * every path, before routing. It still costs the caller one request of the public tier per IP,
+ * like any other request refused without reaching a handler, so a flood of them ends in 429s.
+ * Nothing is logged above debug: a client's mistake is not the server's error.
+ */
+export function refuseMalformedEncoding(limits: RateLimits, logger: Logger) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const bad = malformedEncoding(req.originalUrl);
+    if (!bad) return next();
+    if (!(await limits.consume('public', `ip:${req.ip ?? 'unknown'}`, res))) return;
+    logger.debug({ requestId: req.id, ip: req.ip, field: bad.field }, 'malformed percent-encoding refused');
+    sendError(res, new ApiError('INVALID_PARAMETER', `Malformed percent-encoding in the request ${bad.field === 'path' ? 'path' : 'query'}`, [bad]));
   };
 }

@@ -1,15 +1,27 @@
 import Joi from 'joi';
-import { ApiError } from './errors';
+import { ApiError, clip, MAX_ECHO } from './errors';
+
+/** Longest message of one rejected parameter, echoed values included (D-79). */
+const MAX_MESSAGE = 256;
+
+/**
+ * Joi's message with the client's input in it (the value, and the name of an unknown
+ * parameter) cut to MAX_ECHO characters (D-79): a 14 KB value used to come back twice.
+ */
+export function boundedMessage(d: Joi.ValidationErrorItem): string {
+  let m = d.message;
+  for (const echoed of [d.context?.value, d.context?.label, d.context?.key]) {
+    if (typeof echoed === 'string' && echoed.length > MAX_ECHO) m = m.split(echoed).join(clip(echoed));
+  }
+  return clip(m, MAX_MESSAGE);
+}
 
 /** Validates `req.query` or `req.params`; unknown keys and wrong values are 400 INVALID_PARAMETER. */
 export function parse<T>(schema: Joi.ObjectSchema<T>, input: unknown, where: 'query' | 'path'): T {
   const { value, error } = schema.validate(input ?? {}, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
   if (error) {
-    throw new ApiError(
-      'INVALID_PARAMETER',
-      `Invalid ${where} parameter: ${error.details[0]?.message ?? 'invalid value'}`,
-      error.details.map((d) => ({ field: `${where}.${d.path.join('.')}`, message: d.message })),
-    );
+    const details = error.details.map((d) => ({ field: clip(`${where}.${d.path.join('.')}`, MAX_ECHO + 8), message: boundedMessage(d) }));
+    throw new ApiError('INVALID_PARAMETER', `Invalid ${where} parameter: ${details[0]?.message ?? 'invalid value'}`, details);
   }
   return value as T;
 }

@@ -80,6 +80,7 @@ export function achievementsReferralsCreatorsRouter(db: Db, g: Guards, hot: HotC
 
   r.get('/v2/referral/:wallet', pub, async (req, res) => {
     const { wallet } = parse(walletParam, req.params, 'path');
+    parse(NO_PARAMS, req.query, 'query');
     const lock = await db.oneOrNone<Row>('SELECT * FROM referral_locks WHERE wallet = $1', [wallet]);
     res.json({
       success: true,
@@ -154,6 +155,7 @@ export function achievementsReferralsCreatorsRouter(db: Db, g: Guards, hot: HotC
 
   r.get('/creators/:wallet', pub, async (req, res) => {
     const { wallet } = parse(walletParam, req.params, 'path');
+    parse(NO_PARAMS, req.query, 'query');
     const markets = await db.any<Row>('SELECT * FROM markets WHERE creator = $1 ORDER BY market_id DESC, id DESC', [wallet]);
     let earned = 0n;
     let volume = 0n;

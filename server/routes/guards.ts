@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { NonceStore } from '../../core/redis/nonce-store';
 import type { Logger } from '../../core/telemetry/logger';
 import { requestAction } from '../auth/http-auth';
+import type { SignatureVerifier } from '../auth/verify';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
 import { ApiError, type ErrorCode } from '../http/errors';
 import type { RateLimits, Tier } from '../limits/rate-limit';
@@ -11,7 +12,11 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => Promise<v
 export interface Guards {
   /** Public route limited per client IP in `tier`. */
   ip(tier: Tier): Middleware;
-  /** Wallet-signed route: verified first, then limited per wallet in `tier` (decision D-43). */
+  /**
+   * Wallet-signed route: refused (429) without verifying when the client IP's failed
+   * authentications have spent its budget (D-77); verified; then limited per wallet in `tier`
+   * (decision D-43). A failure counts against the IP's budget.
+   */
   wallet(tier: Tier): Middleware;
 }
 
@@ -27,18 +32,28 @@ const CODES: Record<AuthFailure, ErrorCode> = {
   nonce: 'UNAUTHORIZED',
 };
 
-export function createGuards(opts: { limits: RateLimits; nonceStore: NonceStore; publicHosts: string[]; chainId: string; logger: Logger }): Guards {
+export function createGuards(opts: {
+  limits: RateLimits;
+  nonceStore: NonceStore;
+  publicHosts: string[];
+  chainId: string;
+  logger: Logger;
+  verify?: SignatureVerifier;
+}): Guards {
   return {
     ip: (tier) => opts.limits.byIp(tier),
     wallet: (tier) => async (req, res, next) => {
+      // Checked first: a signature costs more CPU than a request should buy once the budget is spent.
+      if (opts.limits.authFailures.spent(req.ip, res)) return;
       const result = await verifyWalletAuth(
         {
           publicKey: req.get('x-wallet-pubkey'),
           signature: req.get('x-wallet-signature'),
           message: req.get('x-wallet-message'),
           chainHeader: req.get('x-wallet-chain'),
+          fromHeader: true,
         },
-        { publicHosts: opts.publicHosts, chainId: opts.chainId, nonceStore: opts.nonceStore, expectedAction: requestAction(req) },
+        { publicHosts: opts.publicHosts, chainId: opts.chainId, nonceStore: opts.nonceStore, expectedAction: requestAction(req), verify: opts.verify },
       ).catch((err: unknown) => {
         // Only the nonce store can fail (Redis down or not answering). Without it a replay
         // cannot be ruled out, so the request is refused, as something to retry.
@@ -47,7 +62,7 @@ export function createGuards(opts: { limits: RateLimits; nonceStore: NonceStore;
       });
       if (!result.ok) {
         // Failed attempts count against the caller's IP, so bad signatures cannot flood.
-        if (!(await opts.limits.consume('public', `ip:${req.ip ?? 'unknown'}`, res))) return;
+        if (!(await opts.limits.authFailures.record(req.ip, res))) return;
         throw new ApiError(CODES[result.reason], result.message);
       }
       req.wallet = result.wallet;

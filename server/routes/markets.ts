@@ -92,10 +92,12 @@ export function marketsRouter(db: Db, chainId: string, g: Guards, hot: HotCache)
   });
 
   r.get('/markets/:marketId', read, async (req, res) => {
+    parse(NO_PARAMS, req.query, 'query');
     send(res, await hot.get(`detail:${String(req.params.marketId)}`, () => detailPayload(db, req.params.marketId)));
   });
 
   r.get('/markets/:marketId/creator-fee-claims', read, async (req, res) => {
+    parse(NO_PARAMS, req.query, 'query');
     const m = await findMarket(db, req.params.marketId);
     const rows = await db.any<Row>('SELECT * FROM creator_fee_claims WHERE market_address = $1 ORDER BY id DESC', [m.address]);
     res.json({

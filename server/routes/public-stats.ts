@@ -100,6 +100,7 @@ export function publicStatsRouter(db: Db, g: Guards): Router {
 
   r.get('/v2/wallet/:address/analytics', pub, async (req, res) => {
     const { address } = parse(addressParam, req.params, 'path');
+    parse(NO_PARAMS, req.query, 'query');
     const w = await db.one<Row>(
       `SELECT (SELECT total_pnl::text FROM user_stats WHERE wallet = $1) AS total_pnl,
               (SELECT total_trades FROM user_stats WHERE wallet = $1) AS settled,

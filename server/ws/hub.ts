@@ -1,4 +1,6 @@
+import { propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import type { Bus, Unsubscribe } from '../../core/redis/bus';
+import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../../core/telemetry/trace-chain';
 import { parseEnvelope, type UpdateEnvelope, type UpdateLog } from '../../core/redis/updates';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
@@ -50,6 +52,7 @@ export function createHub(opts: {
   const { bus, metrics, logger } = opts;
   const now = opts.now ?? Date.now;
   const channels = new Map<string, ChannelState>();
+  const tracer = trace.getTracer('market-indexer/ws');
 
   const frameOf = (channel: string, e: UpdateEnvelope) =>
     encode({ type: 'update', channel, data: e.data, timestamp: now(), seq: e.seq, slot: e.slot });
@@ -79,12 +82,29 @@ export function createHub(opts: {
       logger.warn({ channel }, 'dropped a bus message that is not an update envelope');
       return;
     }
+    // The update's trace (D-86): a child of the indexer's publish span, when it sent one and
+    // sampled it. Without tracing, the tracer and the propagator are no-ops.
+    const span = env.tp
+      ? tracer.startSpan(CHAIN_SPANS.fanout, { kind: SpanKind.CONSUMER }, propagation.extract(ROOT_CONTEXT, { traceparent: env.tp }))
+      : undefined;
     const frame = frameOf(channel, env);
     for (const queue of state.buffering.values()) queue.push({ seq: env.seq, frame });
     let sent = 0;
+    const subscribers = state.clients.size;
     // Deleting from a Set while iterating it is safe: a backpressure close removes the client.
     for (const client of state.clients) if (deliver(client, frame)) sent += 1;
     if (sent) metrics.wsMessagesSent.inc(sent);
+    if (span?.isRecording()) {
+      span.setAttributes({
+        [ATTR.channel]: channel,
+        [ATTR.seq]: env.seq,
+        [ATTR.slot]: env.slot,
+        [ATTR.subscribers]: subscribers,
+        [ATTR.sent]: sent,
+        [ATTR.skipped]: subscribers - sent,
+      });
+    }
+    span?.end();
   }
 
   function channelState(channel: string): ChannelState {

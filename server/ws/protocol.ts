@@ -1,9 +1,10 @@
 import bs58 from 'bs58';
+import { WS_LIMITS } from '../../core/limits';
 
-/** Spec 8: subscriptions per client. Fixed by the contract, hence not a setting. */
-export const MAX_SUBSCRIPTIONS = 20;
+/** Spec 8: subscriptions per client. Fixed by the contract, hence not a setting (core/limits.ts). */
+export const MAX_SUBSCRIPTIONS = WS_LIMITS.maxSubscriptions;
 /** Spec 8: largest client message, in bytes. */
-export const MAX_MESSAGE_BYTES = 4096;
+export const MAX_MESSAGE_BYTES = WS_LIMITS.maxMessageBytes;
 
 /** Spec 7.3 word for word, plus the messages decision D-51 adds for conditions 7.3 does not name. */
 export const WS_ERRORS = {
@@ -24,6 +25,7 @@ export const WS_ERRORS = {
   actionMismatch: (channel: string) => `Authentication action must be WS_SUBSCRIBE ${channel}`,
   invalidResumeFrom: 'Invalid resumeFrom: must be a non-negative integer',
   unavailable: 'Subscription failed: service temporarily unavailable',
+  tooManyAuthFailures: 'Too many failed authentications from this address: try again later',
 } as const;
 
 export const CONNECTED_MESSAGE = 'Connected to the market stream';

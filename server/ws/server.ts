@@ -1,3 +1,6 @@
+import { WS_PATH } from '../../core/constants';
+import { WS_LIMIT_GAUGES, WS_LIMITS, type WsLimitKey } from '../../core/limits';
+import { collectOnScrape } from '../../core/telemetry/metrics';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -7,7 +10,9 @@ import type { Common } from '../../core/common';
 import type { Bus } from '../../core/redis/bus';
 import type { NonceStore } from '../../core/redis/nonce-store';
 import type { UpdateLog } from '../../core/redis/updates';
+import type { SignatureVerifier } from '../auth/verify';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
+import type { AuthFailureBudget } from '../limits/rate-limit';
 import { createHub, type HubClient, type SubscribeOutcome } from './hub';
 import type { ConnectionLeases, Lease } from './ip-leases';
 import {
@@ -28,7 +33,7 @@ import {
   type WsAuth,
 } from './protocol';
 
-export const WS_PATH = '/ws';
+export { WS_PATH } from '../../core/constants';
 const TEXT = { binary: false } as const;
 
 export interface WsOptions {
@@ -42,13 +47,15 @@ export interface WsOptions {
 }
 
 export const DEFAULT_WS_OPTIONS: Omit<WsOptions, 'pingIntervalMs' | 'maxClients'> = {
-  maxBufferedBytes: 1024 * 1024,
-  maxSkips: 50,
-  maxPendingMessages: 64,
+  maxBufferedBytes: WS_LIMITS.maxBufferedBytes,
+  maxSkips: WS_LIMITS.maxSkips,
+  maxPendingMessages: WS_LIMITS.maxPendingMessages,
 };
 
 interface Client extends HubClient {
   ws: WebSocket;
+  /** The client IP (as the REST rate limits see it). */
+  ip: string;
   lease: Lease;
   subscriptions: Set<string>;
   alive: boolean;
@@ -74,6 +81,10 @@ function refuse(socket: Duplex, status: number, reason: string, body: { error: s
   );
 }
 
+/** Values of the `reason` label of service_ws_refusals_total. */
+export const WS_REFUSAL_REASONS = ['shutting_down', 'max_clients', 'per_ip', 'flood', 'message_too_big', 'max_subscriptions'] as const;
+type RefusalReason = (typeof WS_REFUSAL_REASONS)[number];
+
 const AUTH_MESSAGES: Record<Exclude<AuthFailure, 'action'>, string> = {
   missing: WS_ERRORS.authRequired,
   invalid_public_key: WS_ERRORS.walletMismatch,
@@ -84,6 +95,11 @@ const AUTH_MESSAGES: Record<Exclude<AuthFailure, 'action'>, string> = {
   domain: WS_ERRORS.domainMismatch,
   chain: WS_ERRORS.chainMismatch,
 };
+
+/** Values of the `reason` label of service_ws_auth_failures_total. */
+export const WS_AUTH_FAILURE_REASONS = ['missing', 'wallet_mismatch', 'action', ...(Object.keys(AUTH_MESSAGES) as (keyof typeof AUTH_MESSAGES)[])].filter(
+  (r, i, all) => all.indexOf(r) === i,
+);
 
 /**
  * `/ws` on the API's HTTP server (spec 6.1, 7.3, 8; design 5). Upgrades are refused before
@@ -96,6 +112,10 @@ export function attachWebSocketServer(opts: {
   bus: Bus;
   updates: UpdateLog | undefined;
   nonceStore: NonceStore;
+  /** The client IP's pre-authentication budget, shared with HTTP (D-77). */
+  authFailures: AuthFailureBudget;
+  /** The Ed25519 check (node:crypto by default); tests count its calls. */
+  verifySignature?: SignatureVerifier;
   leases: ConnectionLeases;
   /** The compiled `trust proxy` of the Express app, so the client IP is the one rate limits use. */
   trust: (addr: string, i: number) => boolean;
@@ -115,6 +135,39 @@ export function attachWebSocketServer(opts: {
   let accepting = true;
   let upgrading = 0;
   let closing: Promise<void> | undefined;
+
+  // The documented limits as enforced here, and the live values closest to them, computed when
+  // /metrics is scraped (a pass over at most WS_MAX_CLIENTS clients), not on every update.
+  const limits: Record<WsLimitKey, number> = {
+    wsClients: options.maxClients,
+    wsConnectionsPerIp: config.ws.maxConnectionsPerIp,
+    wsSubscriptionsPerClient: MAX_SUBSCRIPTIONS,
+    wsSendBufferBytes: options.maxBufferedBytes,
+    wsConsecutiveSkips: options.maxSkips,
+  };
+  for (const key of Object.keys(limits) as WsLimitKey[]) metrics.configuredLimit.set({ limit: WS_LIMIT_GAUGES[key].label }, limits[key]);
+  const most = (value: (c: Client) => number) => () => {
+    let m = 0;
+    for (const c of clients) m = Math.max(m, value(c));
+    return m;
+  };
+  collectOnScrape(metrics.wsClientSubscriptionsMax, most((c) => c.subscriptions.size));
+  collectOnScrape(metrics.wsSendBufferMax, most((c) => c.ws.bufferedAmount));
+  collectOnScrape(metrics.wsConsecutiveSkipsMax, most((c) => c.skips));
+  collectOnScrape(metrics.wsIpConnectionsMax, () => {
+    const perIp = new Map<string, number>();
+    let m = 0;
+    for (const c of clients) {
+      const n = (perIp.get(c.lease.ip) ?? 0) + 1;
+      perIp.set(c.lease.ip, n);
+      if (n > m) m = n;
+    }
+    return m;
+  });
+  const refused = (reason: RefusalReason) => metrics.wsRefusals.inc({ reason });
+  // Every reason's counter exists from the start, so a rule sees its first increase.
+  for (const reason of WS_REFUSAL_REASONS) metrics.wsRefusals.inc({ reason }, 0);
+  for (const reason of WS_AUTH_FAILURE_REASONS) metrics.wsAuthFailures.inc({ reason }, 0);
 
   // Frames written to a socket during one bus read (Redis hands over many messages per read
   // under load) leave in one writev instead of one syscall per frame: the socket is corked on
@@ -145,12 +198,12 @@ export function attachWebSocketServer(opts: {
       return;
     }
     if (!accepting) {
-      metrics.wsRefusals.inc({ reason: 'shutting_down' });
+      refused('shutting_down');
       refuse(socket, 503, 'Service Unavailable', { error: 'Server is shutting down', code: 'SERVICE_UNAVAILABLE' });
       return;
     }
     if (clients.size + upgrading >= options.maxClients) {
-      metrics.wsRefusals.inc({ reason: 'max_clients' });
+      refused('max_clients');
       refuse(socket, 503, 'Service Unavailable', { error: 'WebSocket server is at capacity', code: 'SERVICE_UNAVAILABLE' }, ['Retry-After: 1']);
       return;
     }
@@ -163,7 +216,7 @@ export function attachWebSocketServer(opts: {
       upgrading -= 1;
     }
     if (!lease) {
-      metrics.wsRefusals.inc({ reason: 'per_ip' });
+      refused('per_ip');
       refuse(socket, 429, 'Too Many Requests', { error: 'Too many WebSocket connections from this address', code: 'RATE_LIMITED' }, ['Retry-After: 10']);
       return;
     }
@@ -173,12 +226,13 @@ export function attachWebSocketServer(opts: {
       return;
     }
     const held = lease;
-    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, held));
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, held, ip));
   }
 
-  function onConnection(ws: WebSocket, lease: Lease): void {
+  function onConnection(ws: WebSocket, lease: Lease, ip: string): void {
     const client: Client = {
       ws,
+      ip,
       lease,
       subscriptions: new Set(),
       alive: true,
@@ -197,7 +251,7 @@ export function attachWebSocketServer(opts: {
     ws.on('pong', () => (client.alive = true));
     ws.on('error', (err: Error & { code?: string }) => {
       // ws closes the connection itself (1009 for an oversized frame, 1002 for a protocol error).
-      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') metrics.wsRefusals.inc({ reason: 'message_too_big' });
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') refused('message_too_big');
       else logger.debug({ err: err.message }, 'ws client error');
     });
     ws.on('close', () => {
@@ -209,7 +263,7 @@ export function attachWebSocketServer(opts: {
     });
     ws.on('message', (data: RawData) => {
       if (++client.pending > options.maxPendingMessages) {
-        metrics.wsRefusals.inc({ reason: 'flood' });
+        refused('flood');
         closeClient(client, CLOSE.policy, FLOOD_REASON);
         return;
       }
@@ -255,11 +309,11 @@ export function attachWebSocketServer(opts: {
     if (!resume.ok) return sendError(client, WS_ERRORS.invalidResumeFrom);
     if (client.subscriptions.has(channel.name)) return send(client, { type: 'subscribed', channel: channel.name });
     if (client.subscriptions.size >= MAX_SUBSCRIPTIONS) {
-      metrics.wsRefusals.inc({ reason: 'max_subscriptions' });
+      refused('max_subscriptions');
       return sendError(client, WS_ERRORS.maxSubscriptions);
     }
     if (channel.kind === 'positions') {
-      const failure = await authorize(channel, auth);
+      const failure = await authorize(client, channel, auth);
       if (failure) {
         metrics.wsAuthFailures.inc({ reason: failure.reason });
         return sendError(client, failure.message);
@@ -275,8 +329,20 @@ export function attachWebSocketServer(opts: {
     }
   }
 
-  /** Spec 6.1 rules 1-2 and part 5; the cheap wallet comparison runs before the signature check. */
-  async function authorize(channel: Channel, auth: WsAuth | undefined): Promise<{ reason: string; message: string } | undefined> {
+  /**
+   * Spec 6.1 rules 1-2 and part 5; the cheap wallet comparison runs before the signature check,
+   * and so does the client IP's pre-authentication budget (D-77): once its failed
+   * authentications have spent it, a subscription is refused without verifying anything. Every
+   * failure counts against it, as on HTTP.
+   */
+  async function authorize(client: Client, channel: Channel, auth: WsAuth | undefined): Promise<{ reason: string; message: string } | undefined> {
+    if (opts.authFailures.spent(client.ip)) return { reason: 'rate_limited', message: WS_ERRORS.tooManyAuthFailures };
+    const failure = await check(channel, auth);
+    if (failure) await opts.authFailures.record(client.ip);
+    return failure;
+  }
+
+  async function check(channel: Channel, auth: WsAuth | undefined): Promise<{ reason: string; message: string } | undefined> {
     if (!auth || !auth.publicKey || !auth.signature || !auth.message) return { reason: 'missing', message: WS_ERRORS.authRequired };
     if (auth.publicKey !== channel.key) return { reason: 'wallet_mismatch', message: WS_ERRORS.walletMismatch };
     const r = await verifyWalletAuth(auth, {
@@ -284,6 +350,7 @@ export function attachWebSocketServer(opts: {
       chainId: config.chainId,
       expectedAction: `WS_SUBSCRIBE ${channel.name}`,
       nonceStore: opts.nonceStore,
+      verify: opts.verifySignature,
     });
     if (r.ok) return undefined;
     return { reason: r.reason, message: r.reason === 'action' ? WS_ERRORS.actionMismatch(channel.name) : AUTH_MESSAGES[r.reason] };

@@ -44,6 +44,16 @@ describe('REST edge cases', () => {
     }
   });
 
+  it('stays live while its indexer is down: /health 200 degraded, the indexer check a warning (D-67)', async () => {
+    // No indexer has ever written a heartbeat to this database.
+    const health = await call(`${api.url}/health`);
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: 'degraded', dbConnected: true, indexerRunning: false });
+    expect(health.body.checks).toContainEqual({ name: 'indexer', status: 'warn', message: 'indexer not running' });
+    expect((await call(`${api.url}/ready`)).status).toBe(200);
+    expect((await call(`${api.url}/api/v1/status`)).body.data).toMatchObject({ status: 'degraded', synced: false, indexerRunning: false });
+  });
+
   it('answers /orderbook/top without markets with two nulls and no market', async () => {
     const r = await call(`${api.url}/api/v1/orderbook/top`);
     expect(r.body).toEqual({ best_bid: null, best_ask: null });

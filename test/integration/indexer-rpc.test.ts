@@ -122,6 +122,19 @@ describe('RPC source end to end against the simulator JSON-RPC server', () => {
     expect(metrics).toMatch(/service_indexer_transactions_processed_total\{source="rpc"\} [1-9]\d*/);
     expect(metrics).toMatch(/service_indexer_slot_lag \d+/);
     expect(metrics).toContain('service_indexer_processing_duration_seconds_bucket');
+    // The tenant's indexing as stored, with the writer lock holder (what the operator reads).
+    const status = (await (await fetch(`${a.url}/status`)).json()) as Record<string, unknown>;
+    const row = await a.database.db.one<{ slot: string; writer: string }>('SELECT c.last_processed_slot AS slot, s.writer_id AS writer FROM indexer_cursor c, indexer_status s');
+    expect(status).toEqual({
+      status: 'healthy',
+      synced: true,
+      slotLag: expect.any(Number),
+      lastProcessedSlot: row.slot,
+      lastActivityAt: expect.any(String),
+      indexerRunning: true,
+      writer: row.writer,
+    });
+    expect(row.writer).toMatch(/^.+:\d+$/);
   });
 
   it('gives identical tables when the same transactions also arrive through the webhook at once', async () => {

@@ -134,6 +134,40 @@ describe('WebSocket /ws (real sockets, real Redis)', () => {
     await c.close();
   });
 
+  it('exports each documented limit as configured beside the live value closest to it', async () => {
+    const api = await startApi({ WS_MAX_CLIENTS: '7', WS_MAX_CONNECTIONS_PER_IP: '5', PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '40' });
+    const clients = await Promise.all([0, 1, 2].map(() => WsClient.open(api.wsUrl)));
+    await Promise.all(clients.map((c) => c.next()));
+    for (let i = 0; i < 4; i++) await clients[0]!.request({ type: 'subscribe', channel: `market:${i}` });
+    await clients[1]!.request({ type: 'subscribe', channel: 'market:0' });
+    for (let i = 0; i < 3; i++) expect((await call(`${api.url}/api/v1/status`)).status).toBe(200);
+    const text = await api.common.metrics.registry.metrics();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
+    const sample = (name: string, label: string) => Number(new RegExp(`^${name}\\{[^}]*${label}[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(sample('service_limit_configured', 'limit="ws_clients"')).toBe(7);
+    expect(sample('service_limit_configured', 'limit="ws_connections_per_ip"')).toBe(5);
+    expect(sample('service_limit_configured', 'limit="ws_subscriptions_per_client"')).toBe(20);
+    expect(sample('service_limit_configured', 'limit="ws_send_buffer_bytes"')).toBe(1024 * 1024);
+    expect(sample('service_limit_configured', 'limit="ws_consecutive_skips"')).toBe(50);
+    expect(value('service_ws_connections')).toBe(3);
+    expect(value('service_ws_ip_connections_max')).toBe(3);
+    expect(value('service_ws_client_subscriptions_max')).toBe(4);
+    expect(value('service_ws_consecutive_skips_max')).toBe(0);
+    expect(value('service_ws_send_buffer_max_bytes')).toBe(0);
+    expect(sample('service_rate_limit_max_requests', 'tier="public_read"')).toBe(40);
+    expect(sample('service_rate_limit_max_requests', 'tier="authenticated"')).toBe(200);
+    expect(sample('service_rate_limit_window_seconds', 'tier="public_read"')).toBe(60);
+    expect(sample('service_rate_limit_peak_requests', 'tier="public_read"')).toBe(3);
+    expect(sample('service_rate_limit_peak_requests', 'tier="sensitive"')).toBe(0);
+    // Every refusal reason and tier has its counter from the start.
+    expect(sample('service_ws_refusals_total', 'reason="per_ip"')).toBe(0);
+    expect(sample('service_rate_limit_exceeded_total', 'tier="compliance"')).toBe(0);
+    await clients[2]!.close();
+    await waitFor('close seen', async () => api.ws.clientCount() === 2);
+    expect(Number(/^service_ws_ip_connections_max(?:\{[^}]*\})? (\S+)$/m.exec(await api.common.metrics.registry.metrics())?.[1])).toBe(2);
+    await Promise.all(clients.slice(0, 2).map((c) => c.close()));
+  });
+
   it('authenticates position channels per spec 6.1 and shares nonces with HTTP', async () => {
     const api = await startApi();
     const me = wallet();

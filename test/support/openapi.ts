@@ -54,3 +54,11 @@ export function assertMatchesOpenApi(method: string, url: string, status: number
     throw new Error(`${method} ${pathname} ${status} does not match openapi.yaml: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
   }
 }
+
+let errorSchema: ValidateFunction | undefined;
+
+/** Checks that `body` is the documented error envelope (`components/schemas/Error`). */
+export function assertErrorEnvelope(body: unknown): void {
+  errorSchema ??= ajv.compile({ $ref: 'openapi#/components/schemas/Error' });
+  if (!errorSchema(body)) throw new Error(`not the error envelope: ${ajv.errorsText(errorSchema.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+}

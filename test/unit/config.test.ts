@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig, settingNames } from '../../core/config';
+import { ConfigError, envSchema, loadConfig, settingNames, settingSpec, type SettingName } from '../../core/config';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -41,6 +41,19 @@ describe('config', () => {
     expect(
       loadConfig({ RATE_LIMIT_WINDOW_MS: '30000', PUBLIC_READ_RATE_LIMIT_WINDOW_MS: '5000' }).rateLimit.publicReadWindowMs,
     ).toBe(5_000);
+  });
+
+  it('takes PORT as an alias of API_PORT, API_PORT winning when both are set', () => {
+    expect(loadConfig({}).apiPort).toBe(3000);
+    expect(loadConfig({ PORT: '8080' }).apiPort).toBe(8080);
+    expect(loadConfig({ PORT: '8080', API_PORT: '3005' }).apiPort).toBe(3005);
+    // API_PORT set to its default still wins: "set" is whether the variable is there.
+    expect(loadConfig({ PORT: '8080', API_PORT: '3000' }).apiPort).toBe(3000);
+    expect(loadConfig({ PORT: '8080', API_PORT: '' }).apiPort).toBe(8080);
+    expect(loadConfig({ PORT: '0' }).apiPort).toBe(0);
+    expect(loadConfig({ PORT: '' }).apiPort).toBe(3000);
+    expect(errorOf({ PORT: 'http' })).toContain('PORT must be a number');
+    expect(errorOf({ PORT: '70000', API_PORT: '3000' })).toContain('PORT must be less than or equal to 65535');
   });
 
   it('treats an empty variable as unset', () => {
@@ -106,12 +119,62 @@ describe('config', () => {
 
   it('documents every setting, with its default, in docs/configuration.md', () => {
     const doc = readFileSync(path.join(ROOT, 'docs/configuration.md'), 'utf8');
-    const documented = new Set([...doc.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((m) => m[1]));
-    expect([...documented].sort()).toEqual(settingNames().sort());
+    const documented = [...doc.matchAll(/^\| `([A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => [m[1], m[2]!.trim()] as const);
+    expect(documented.map(([n]) => n)).toEqual(settingNames());
     const defaults = loadConfig({});
-    // Spot-check that the documented defaults are the real ones.
-    expect(doc).toMatch(new RegExp(`\\| \`RATE_LIMIT_WINDOW_MS\` \\| \`${defaults.rateLimit.windowMs}\``));
-    expect(doc).toMatch(new RegExp(`\\| \`WS_MAX_CLIENTS\` \\| \`${defaults.ws.maxClients}\``));
-    expect(doc).toMatch(new RegExp(`\\| \`PROGRAM_ID\` \\| \`${defaults.programId}\``));
+    expect(documented).toContainEqual(['RATE_LIMIT_WINDOW_MS', `\`${defaults.rateLimit.windowMs}\``]);
+    expect(documented).toContainEqual(['PROGRAM_ID', `\`${defaults.programId}\``]);
+  });
+
+  /** A valid value other than the default, for each setting (the catalog's JSON Schema tells the kind). */
+  function otherValue(name: SettingName): string {
+    const s = settingSpec(name);
+    const examples: Partial<Record<SettingName, string>> = {
+      TENANT_ID: 'alpha',
+      CHAIN_ID: 'solana-devnet',
+      PROGRAM_ID: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin',
+      DATABASE_URL: 'postgres://u@db:5432/x',
+      REDIS_URL: 'redis://cache:6379',
+      DATA_DIR: '/var/lib/market',
+      RPC_URL: 'https://rpc.example',
+      RPC_WS_URL: 'wss://rpc.example',
+      PUBLIC_HOSTS: 'a.example,b.example',
+      TRUST_PROXY: '2',
+      API_HOST: '127.0.0.1',
+      WEBHOOK_SECRET: 'x'.repeat(40),
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_SERVICE_NAME: 'svc',
+      OTEL_TRACES_SAMPLER: 'always_off',
+      OTEL_TRACES_SAMPLER_ARG: '0.5',
+      KUBECONFIG: '/etc/kube/config',
+      OPERATOR_ENVIRONMENT: 'prod',
+      OPERATOR_DEFAULTS_FILE: '/etc/market-indexer/defaults.yaml',
+      OPERATOR_NAMESPACE: 'ops',
+      OPERATOR_STATUS_URL: 'http://127.0.0.1:9/{tenant}/status',
+    };
+    if (examples[name]) return examples[name]!;
+    const j = s.jsonSchema as { type?: string; enum?: string[]; minimum?: number; maximum?: number };
+    if (j.enum) return j.enum.find((v) => v !== s.default)!;
+    if (j.type === 'boolean') return String(!s.default);
+    if (j.type === 'integer') {
+      const v = (typeof s.default === 'number' ? s.default : (j.minimum ?? 0)) + 1;
+      return String(j.maximum !== undefined && v > j.maximum ? j.maximum - 1 : v);
+    }
+    throw new Error(`no example value for ${name}`);
+  }
+
+  // The SDK reads these itself; the catalog only validates them.
+  const READ_OUTSIDE_CONFIG: SettingName[] = ['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'];
+
+  it.each(settingNames().filter((n) => !READ_OUTSIDE_CONFIG.includes(n)))('maps %s into Config: another valid value changes it', (name) => {
+    const value = otherValue(name);
+    expect(envSchema.validate({ [name]: value }).error).toBeUndefined();
+    expect(JSON.stringify(loadConfig({ [name]: value }))).not.toBe(JSON.stringify(loadConfig({})));
+  });
+
+  it('validates the settings the OpenTelemetry SDK reads itself', () => {
+    expect(errorOf({ OTEL_TRACES_SAMPLER: 'sometimes' })).toContain('OTEL_TRACES_SAMPLER must be one of');
+    expect(errorOf({ OTEL_TRACES_SAMPLER_ARG: '2' })).toContain('OTEL_TRACES_SAMPLER_ARG must be less than or equal to 1');
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' })).not.toThrow();
   });
 });

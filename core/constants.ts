@@ -1,0 +1,43 @@
+import { SETTINGS } from './config/settings';
+
+/**
+ * Operational facts about the processes and their image that the deployment kit must agree
+ * with: probe and scrape paths, ports, the image's user and entry points. Declared here once;
+ * the servers, the Dockerfile (checked by a test) and the kit all use these.
+ */
+
+/** Served by both processes at the root, unversioned (spec 4.9). */
+export const OPS_PATHS = { health: '/health', ready: '/ready', metrics: '/metrics' } as const;
+
+/** The WebSocket stream of the API (spec 6.1). */
+export const WS_PATH = '/ws';
+
+/** The versioned REST prefix (spec 4.1). */
+export const API_PREFIX = '/api/v1';
+
+/** The indexer's own status (spec 2.15 status data and the writer), on its port: what the operator reads. */
+export const INDEXER_STATUS_PATH = '/status';
+
+/** The indexer's internal ingest route for a chain-data provider (never routed by an ingress). */
+export const WEBHOOK_PATH = '/internal/webhook';
+
+export const DEFAULT_PORTS = { api: SETTINGS.API_PORT.default, indexer: SETTINGS.INDEXER_PORT.default, operator: SETTINGS.OPERATOR_PORT.default } as const;
+
+/** The container image built by the Dockerfile. */
+export const IMAGE = {
+  /** Numeric non-root user and group (`USER 10001:10001`). */
+  uid: 10001,
+  gid: 10001,
+  /** The only writable path: mount an emptyDir there with a read-only root filesystem. */
+  writableDir: '/tmp',
+  workingDir: '/app',
+  /** Commands, relative to `workingDir`, of the processes the image runs. */
+  commands: {
+    api: ['node', 'dist/server/main.js'],
+    indexer: ['node', 'dist/indexer/main.js'],
+    migrate: ['node', 'dist/core/db/migrate-main.js'],
+    // V8 grows the heap lazily (~360 MB with 100 tenants, ~110 MB live): capped so the operator
+    // stays inside its 512 Mi limit (npm run bench -- operator).
+    operator: ['node', '--max-old-space-size=256', 'dist/operator/main.js'],
+  },
+} as const;
