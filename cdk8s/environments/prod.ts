@@ -1,0 +1,52 @@
+import { defineEnvironment } from './define';
+
+// Production: autoscaled API, traces to the cluster's collector (one in ten), three tenants,
+// one of which is fed only by its chain-data provider's webhook.
+const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
+
+export default defineEnvironment({
+  environment: 'prod',
+  image: { tag: '0.1.0' },
+  api: {
+    autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 10 },
+    resources: { requests: { cpu: '500m', memory: '384Mi' }, limits: { cpu: '1', memory: '768Mi' } },
+  },
+  indexer: {
+    resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { cpu: '2', memory: '1536Mi' } },
+  },
+  settings: {
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: 0.1,
+  },
+  networkPolicy: {
+    egress: {
+      database: { ipBlocks: [{ cidr: '10.30.0.0/16' }] },
+      redis: { ipBlocks: [{ cidr: '10.31.0.0/16' }] },
+      rpc: { ipBlocks: [{ cidr: '0.0.0.0/0', except: PRIVATE }] },
+      otlp: { ipBlocks: [{ cidr: '10.40.0.0/16' }] },
+    },
+  },
+  monitoring: { labels: { release: 'kube-prometheus-stack' }, slotLag: { critical: 500 } },
+  quota: { requestsCpu: '10', requestsMemory: '10Gi', limitsCpu: '20', limitsMemory: '20Gi', pods: 20 },
+  tenants: {
+    alpha: {
+      api: { ingress: { enabled: true, host: 'alpha.markets.example', tlsSecretName: 'alpha-tls' } },
+      source: { rpcWsUrlSecretRef: { name: 'market-indexer', key: 'RPC_WS_URL' } },
+    },
+    beta: {
+      source: { programId: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' },
+      api: { ingress: { enabled: true, host: 'beta.markets.example', tlsSecretName: 'beta-tls' } },
+    },
+    gamma: {
+      source: { type: 'webhook', webhookSecretRef: { name: 'market-indexer', key: 'WEBHOOK_SECRET' } },
+      indexer: { replicas: 1 },
+      networkPolicy: { webhookSenders: [{ cidr: '203.0.113.0/24' }] },
+      api: {
+        autoscaling: { minReplicas: 2, maxReplicas: 4 },
+        ingress: { enabled: true, host: 'gamma.markets.example', tlsSecretName: 'gamma-tls' },
+      },
+      settings: { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: 600 },
+    },
+  },
+});

@@ -1,0 +1,36 @@
+import { defineEnvironment } from './define';
+
+// Shared staging cluster: external PostgreSQL and Redis in the platform's private ranges, a
+// public RPC provider, one ingress host per tenant.
+const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
+
+export default defineEnvironment({
+  environment: 'staging',
+  image: { tag: '0.1.0' },
+  // Every trace goes to the collector, whose tail sampling keeps errors and slow ones
+  // (observability/otel/collector.yaml): staging pays for tracing every request to lose none.
+  settings: {
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318',
+    OTEL_TRACES_SAMPLER: 'parentbased_always_on',
+  },
+  networkPolicy: {
+    egress: {
+      database: { ipBlocks: [{ cidr: '10.20.0.0/16' }] },
+      redis: { ipBlocks: [{ cidr: '10.21.0.0/16' }] },
+      rpc: { ipBlocks: [{ cidr: '0.0.0.0/0', except: PRIVATE }] },
+      otlp: { ipBlocks: [{ cidr: '10.40.0.0/16' }] },
+    },
+  },
+  monitoring: { labels: { release: 'kube-prometheus-stack' } },
+  tenants: {
+    alpha: {
+      api: { ingress: { enabled: true, host: 'alpha.staging.markets.example', tlsSecretName: 'alpha-tls' } },
+    },
+    beta: {
+      source: { programId: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' },
+      api: { replicas: 1, ingress: { enabled: true, host: 'beta.staging.markets.example', tlsSecretName: 'beta-tls' } },
+      indexer: { replicas: 1 },
+      settings: { LOG_LEVEL: 'debug', RATE_LIMIT_MAX_REQUESTS: 200 },
+    },
+  },
+});

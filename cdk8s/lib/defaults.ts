@@ -1,0 +1,93 @@
+import { SETTINGS } from '../../core/config/settings';
+import { SYNCED_MAX_SLOT_LAG } from '../../core/health';
+import { RULE_DEFAULTS } from '../../observability/prometheus/rules';
+import type { PlatformValues, TenantValues } from './values';
+
+/** The Secret every tenant namespace is expected to hold, unless its references say otherwise. */
+export const DEFAULT_SECRET_NAME = 'market-indexer';
+
+/**
+ * The kit's defaults for every tenant: secure, production-shaped, sized for a small tenant.
+ * An environment file states only what differs. `charts/market-indexer/values.yaml` holds the
+ * same values (a test keeps them equal).
+ */
+export const TENANT_DEFAULTS: TenantValues = {
+  image: { repository: 'ghcr.io/market-indexer/market-indexer', tag: '0.1.0', pullPolicy: 'IfNotPresent' },
+  variant: 'v1',
+  source: {
+    type: 'rpc',
+    programId: SETTINGS.PROGRAM_ID.default,
+    rpcUrlSecretRef: { name: DEFAULT_SECRET_NAME, key: 'RPC_URL' },
+    simulator: { seed: 1, feeds: 2, epochSeconds: 60 },
+  },
+  database: { secretRef: { name: DEFAULT_SECRET_NAME, key: 'DATABASE_URL' } },
+  redis: { secretRef: { name: DEFAULT_SECRET_NAME, key: 'REDIS_URL' } },
+  api: {
+    replicas: 2,
+    autoscaling: { enabled: false, minReplicas: 2, maxReplicas: 6, targetCPUUtilizationPercentage: 70 },
+    resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+    ingress: {
+      enabled: false,
+      className: 'nginx',
+      host: '',
+      tlsSecretName: '',
+      // /ws connections live long: the controller's default 60 s read timeout would cut them.
+      annotations: {
+        'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600',
+        'nginx.ingress.kubernetes.io/proxy-send-timeout': '3600',
+      },
+      trustedHops: 1,
+    },
+  },
+  indexer: {
+    replicas: 2,
+    // The row cache (INDEXER_CACHE_ROWS, D-62) may hold 70–200 MB when full.
+    resources: { requests: { cpu: '250m', memory: '384Mi' }, limits: { cpu: '1', memory: '1Gi' } },
+  },
+  settings: {},
+  networkPolicy: {
+    enabled: true,
+    ingressControllerNamespace: 'ingress-nginx',
+    monitoringNamespace: 'monitoring',
+    webhookSenders: [],
+    egress: {
+      database: { ipBlocks: [], ports: [5432] },
+      redis: { ipBlocks: [], ports: [6379] },
+      rpc: { ipBlocks: [], ports: [443] },
+      otlp: { ipBlocks: [], ports: [4318] },
+    },
+  },
+  monitoring: {
+    enabled: true,
+    interval: '30s',
+    labels: {},
+    // The warning threshold is where /status stops calling the indexer synced (spec 4.9).
+    slotLag: { warning: SYNCED_MAX_SLOT_LAG, critical: RULE_DEFAULTS.slotLag.critical, for: RULE_DEFAULTS.slotLag.for },
+    slo: { ...RULE_DEFAULTS.slo },
+  },
+  quota: {
+    enabled: true,
+    requestsCpu: '4',
+    requestsMemory: '6Gi',
+    limitsCpu: '12',
+    limitsMemory: '16Gi',
+    pods: 30,
+    persistentVolumeClaims: 0,
+  },
+  devStores: { enabled: false, storage: '2Gi', postgresImage: 'postgres:15-alpine', redisImage: 'redis:7-alpine' },
+};
+
+/** The cluster-level part of every environment (`platform:` in the chart's values.yaml). */
+export const PLATFORM_DEFAULTS: PlatformValues = {
+  namespace: 'market-indexer-system',
+  operator: {
+    enabled: true,
+    replicas: 2,
+    // It renders tenants with the kit in process: cdk8s and its schemas take ~150 MB.
+    resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
+    settings: {},
+  },
+  // kube-prometheus-stack's Grafana sidecar: label grafana_dashboard "1" (its searchNamespace
+  // must include this namespace, or set `namespace` to one it watches).
+  dashboards: { enabled: true, namespace: '', labels: { grafana_dashboard: '1' }, annotations: {} },
+};

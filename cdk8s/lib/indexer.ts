@@ -1,0 +1,91 @@
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-33';
+import { DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
+import { CHECKSUM_ANNOTATION, HTTP_PORT_NAME } from './api';
+import { imageOf, metadataOf, type TenantContext } from './context';
+import { commonLabels, NAMES, selectorLabels } from './names';
+import { containerSecurity, httpProbe, podDefaults, resourcesOf, tmpMount, tmpVolume, topologySpread } from './pod';
+import { checksumOf, configMapData, secretEnvOf } from './settings-env';
+import type { TenantValues } from './values';
+
+/** The indexer's command line for the tenant's source. */
+export function indexerArgs(values: TenantValues): string[] {
+  const s = values.source;
+  const args = ['--source', s.type, '--no-progress'];
+  if (s.type === 'simulator') {
+    args.push('--realtime', '--seed', String(s.simulator.seed), '--feeds', String(s.simulator.feeds), '--epoch-seconds', String(s.simulator.epochSeconds));
+  }
+  return args;
+}
+
+/**
+ * The indexer of one tenant: one writer and hot standbys (the PostgreSQL writer lock decides
+ * which), its settings, and a Service for scraping and webhook ingest.
+ * `/ready` is true for the writer and for a standby alike: both are doing their job (a standby
+ * waits on the lock). The indexer applies pending migrations itself when it starts (D-68, D-72).
+ */
+export class IndexerWorkload extends Construct {
+  constructor(scope: Construct, id: string, ctx: TenantContext) {
+    super(scope, id);
+    const { values } = ctx;
+    const selector = selectorLabels(ctx.labels, 'indexer');
+    const data = configMapData(values, ctx.tenant, 'indexer');
+
+    new k8s.KubeConfigMap(this, 'settings', { metadata: metadataOf(ctx, NAMES.indexer, 'indexer'), data });
+
+    new k8s.KubeDeployment(this, 'deployment', {
+      metadata: metadataOf(ctx, NAMES.indexer, 'indexer'),
+      spec: {
+        replicas: values.indexer.replicas,
+        revisionHistoryLimit: 5,
+        selector: { matchLabels: selector },
+        // The new pod starts as a standby; the writer lock passes over when an old pod stops.
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } },
+        template: {
+          metadata: { labels: commonLabels(ctx.labels, 'indexer'), annotations: { [CHECKSUM_ANNOTATION]: checksumOf(data) } },
+          spec: {
+            ...podDefaults(NAMES.serviceAccount),
+            terminationGracePeriodSeconds: 30,
+            topologySpreadConstraints: topologySpread(selector),
+            containers: [
+              {
+                name: 'indexer',
+                image: imageOf(ctx),
+                imagePullPolicy: values.image.pullPolicy,
+                command: [...IMAGE.commands.indexer],
+                args: indexerArgs(values),
+                ports: [{ name: HTTP_PORT_NAME, containerPort: DEFAULT_PORTS.indexer, protocol: 'TCP' }],
+                envFrom: [{ configMapRef: { name: NAMES.indexer } }],
+                env: secretEnvOf(values, 'indexer'),
+                // Migrations run before the port opens: allow them a minute.
+                startupProbe: httpProbe(OPS_PATHS.health, HTTP_PORT_NAME, { periodSeconds: 2, failureThreshold: 30 }),
+                readinessProbe: httpProbe(OPS_PATHS.ready, HTTP_PORT_NAME, { periodSeconds: 5, failureThreshold: 2 }),
+                livenessProbe: httpProbe(OPS_PATHS.health, HTTP_PORT_NAME, { periodSeconds: 10, failureThreshold: 3, timeoutSeconds: 5 }),
+                resources: resourcesOf(values.indexer.resources),
+                securityContext: containerSecurity(),
+                volumeMounts: [tmpMount],
+              },
+            ],
+            volumes: [tmpVolume()],
+          },
+        },
+      },
+    });
+
+    new k8s.KubeService(this, 'service', {
+      metadata: metadataOf(ctx, NAMES.indexer, 'indexer'),
+      spec: {
+        type: 'ClusterIP',
+        selector,
+        ports: [{ name: HTTP_PORT_NAME, port: DEFAULT_PORTS.indexer, targetPort: k8s.IntOrString.fromString(HTTP_PORT_NAME), protocol: 'TCP' }],
+      },
+    });
+
+    if (values.indexer.replicas > 1) {
+      new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
+        metadata: metadataOf(ctx, NAMES.indexer, 'indexer'),
+        spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector }, unhealthyPodEvictionPolicy: 'AlwaysAllow' },
+      });
+    }
+  }
+}

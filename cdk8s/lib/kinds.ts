@@ -1,0 +1,51 @@
+import { GROUP, KIND, PLURAL, VERSION } from './crd';
+
+/** A resource type the operator touches: where it lives in the API. */
+export interface KindInfo {
+  apiVersion: string;
+  kind: string;
+  group: string;
+  version: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+const k = (apiVersion: string, kind: string, plural: string, namespaced = true): KindInfo => {
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+  return { apiVersion, kind, group: group!, version: version!, plural, namespaced };
+};
+
+export const MARKET_INDEXER = k(`${GROUP}/${VERSION}`, KIND, PLURAL, false);
+export const LEASE = k('coordination.k8s.io/v1', 'Lease', 'leases');
+export const EVENT = k('v1', 'Event', 'events');
+export const SECRET = k('v1', 'Secret', 'secrets');
+export const NAMESPACE = k('v1', 'Namespace', 'namespaces', false);
+
+/** Every kind the kit renders for a tenant: the operator applies, watches and prunes these. A test
+ * keeps this list equal to the kinds the tenant construct renders. */
+export const CHILD_KINDS: KindInfo[] = [
+  NAMESPACE,
+  k('v1', 'ServiceAccount', 'serviceaccounts'),
+  k('v1', 'ConfigMap', 'configmaps'),
+  SECRET,
+  k('v1', 'Service', 'services'),
+  k('v1', 'ResourceQuota', 'resourcequotas'),
+  k('v1', 'LimitRange', 'limitranges'),
+  k('apps/v1', 'Deployment', 'deployments'),
+  k('apps/v1', 'StatefulSet', 'statefulsets'),
+  k('autoscaling/v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
+  k('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
+  k('networking.k8s.io/v1', 'Ingress', 'ingresses'),
+  k('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies'),
+  k('monitoring.coreos.com/v1', 'ServiceMonitor', 'servicemonitors'),
+  k('monitoring.coreos.com/v1', 'PrometheusRule', 'prometheusrules'),
+];
+
+/** The kinds whose objects hold a tenant's data: kept when a MarketIndexer with `Retain` goes. */
+export const DATA_KINDS = new Set(['Namespace', 'Secret']);
+
+export function kindOf(apiVersion: string, kind: string): KindInfo {
+  const info = [MARKET_INDEXER, LEASE, EVENT, ...CHILD_KINDS].find((x) => x.apiVersion === apiVersion && x.kind === kind);
+  if (!info) throw new Error(`the operator does not manage ${kind} (${apiVersion})`);
+  return info;
+}

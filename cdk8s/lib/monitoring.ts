@@ -1,0 +1,34 @@
+import { Construct } from 'constructs';
+import { OPS_PATHS } from '../../core/constants';
+import { PrometheusRule, ServiceMonitor } from '../imports/monitoring.coreos.com';
+import { tenantRules } from './alerts';
+import { HTTP_PORT_NAME } from './api';
+import { metadataOf, type TenantContext } from './context';
+import { commonLabels, NAMES, selectorLabels } from './names';
+
+/** Scraping of both processes and the tenant's rules (alerts and SLO recording rules), for the prometheus-operator. */
+export class TenantMonitoring extends Construct {
+  constructor(scope: Construct, id: string, ctx: TenantContext) {
+    super(scope, id);
+    const m = ctx.values.monitoring;
+    const meta = (name: string, component?: 'api' | 'indexer') => ({
+      ...metadataOf(ctx, name, component),
+      labels: { ...commonLabels(ctx.labels, component), ...m.labels },
+    });
+    for (const component of ['api', 'indexer'] as const) {
+      new ServiceMonitor(this, `${component}-monitor`, {
+        metadata: meta(NAMES[component], component),
+        spec: {
+          selector: { matchLabels: selectorLabels(ctx.labels, component) },
+          // The processes label their series with `service` and `tenant`; the operator's own
+          // `service` target label (the Service's name) would rename ours to exported_service.
+          endpoints: [{ port: HTTP_PORT_NAME, path: OPS_PATHS.metrics, interval: m.interval, honorLabels: true }],
+        },
+      });
+    }
+    new PrometheusRule(this, 'rules', {
+      metadata: meta(NAMES.rules),
+      spec: { groups: tenantRules(ctx.tenant, m) },
+    });
+  }
+}

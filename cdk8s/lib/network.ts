@@ -1,0 +1,111 @@
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-33';
+import { HTTP_PORT_NAME } from './api';
+import { metadataOf, type TenantContext } from './context';
+import { DEV_STORE_PORTS } from './dev-stores';
+import { NAMES, selectorLabels, type Component } from './names';
+import { effectiveSetting } from './resolve';
+import type { Destination } from './values';
+
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+const inNamespace = (name: string): k8s.NetworkPolicyPeer => ({ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: name } } });
+const tcp = (port: number | string): k8s.NetworkPolicyPort => ({
+  protocol: 'TCP',
+  port: typeof port === 'number' ? k8s.IntOrString.fromNumber(port) : k8s.IntOrString.fromString(port),
+});
+const ipBlocks = (blocks: Destination['ipBlocks']): k8s.NetworkPolicyPeer[] =>
+  blocks.map((b) => ({ ipBlock: { cidr: b.cidr, ...(b.except?.length ? { except: b.except } : {}) } }));
+
+/**
+ * A tenant namespace denies all traffic in and out, then opens only what each part needs:
+ * DNS for everyone; the API from the ingress controller and the scraper; the indexer from the
+ * scraper and the webhook senders; egress to PostgreSQL, Redis, the RPC node and the trace
+ * collector by address block (or, with the dev stores, to their pods).
+ */
+export class TenantNetworkPolicies extends Construct {
+  constructor(scope: Construct, id: string, ctx: TenantContext) {
+    super(scope, id);
+    const { values } = ctx;
+    const np = values.networkPolicy;
+    const dev = values.devStores.enabled;
+
+    const policy = (id: string, name: string, spec: k8s.NetworkPolicySpec, component?: Component) =>
+      new k8s.KubeNetworkPolicy(this, id, { metadata: metadataOf(ctx, name, component), spec });
+
+    policy('default-deny', 'default-deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+    policy('dns', 'allow-dns', {
+      podSelector: {},
+      policyTypes: ['Egress'],
+      egress: [
+        {
+          to: [{ ...inNamespace('kube-system'), podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+          ports: [
+            { protocol: 'UDP', port: k8s.IntOrString.fromNumber(53) },
+            { protocol: 'TCP', port: k8s.IntOrString.fromNumber(53) },
+          ],
+        },
+      ],
+    });
+
+    const store = (component: 'postgres' | 'redis', dest: Destination): k8s.NetworkPolicyEgressRule =>
+      dev
+        ? { to: [{ podSelector: { matchLabels: selectorLabels(ctx.labels, component) } }], ports: [tcp(DEV_STORE_PORTS[component])] }
+        : { to: ipBlocks(dest.ipBlocks), ports: dest.ports.map(tcp) };
+    const out = (dest: Destination): k8s.NetworkPolicyEgressRule => ({ to: ipBlocks(dest.ipBlocks), ports: dest.ports.map(tcp) });
+
+    const common = [store('postgres', np.egress.database), store('redis', np.egress.redis)];
+    const traced = effectiveSetting(values, 'OTEL_EXPORTER_OTLP_ENDPOINT') ? [out(np.egress.otlp)] : [];
+    const scraper: k8s.NetworkPolicyIngressRule = { from: [inNamespace(np.monitoringNamespace)], ports: [tcp(HTTP_PORT_NAME)] };
+    // The environment's operator reads the indexer's /status into its MarketIndexer's status.
+    const operator: k8s.NetworkPolicyIngressRule = {
+      from: [{ ...inNamespace(ctx.platformNamespace), podSelector: { matchLabels: { 'app.kubernetes.io/component': 'operator' } } }],
+      ports: [tcp(HTTP_PORT_NAME)],
+    };
+
+    policy(
+      'api',
+      NAMES.api,
+      {
+        podSelector: { matchLabels: selectorLabels(ctx.labels, 'api') },
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [{ from: [inNamespace(np.ingressControllerNamespace)], ports: [tcp(HTTP_PORT_NAME)] }, scraper],
+        egress: [...common, ...traced],
+      },
+      'api',
+    );
+
+    const webhook = values.source.type === 'webhook' || values.source.webhookSecretRef !== undefined;
+    policy(
+      'indexer',
+      NAMES.indexer,
+      {
+        podSelector: { matchLabels: selectorLabels(ctx.labels, 'indexer') },
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [scraper, operator, ...(webhook && np.webhookSenders.length ? [{ from: ipBlocks(np.webhookSenders), ports: [tcp(HTTP_PORT_NAME)] }] : [])],
+        egress: [...common, ...(values.source.type === 'rpc' ? [out(np.egress.rpc)] : []), ...traced],
+      },
+      'indexer',
+    );
+
+    if (dev) {
+      const clients: k8s.NetworkPolicyPeer = {
+        podSelector: {
+          matchExpressions: [{ key: 'app.kubernetes.io/component', operator: 'In', values: ['api', 'indexer'] }],
+        },
+      };
+      for (const component of ['postgres', 'redis'] as const) {
+        policy(
+          component,
+          NAMES[component],
+          {
+            podSelector: { matchLabels: selectorLabels(ctx.labels, component) },
+            policyTypes: ['Ingress'],
+            ingress: [{ from: [clients], ports: [tcp(DEV_STORE_PORTS[component])] }],
+          },
+          component,
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,138 @@
+import { Construct } from 'constructs';
+import { ApiObject } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-33';
+import { DEFAULT_PORTS, IMAGE } from '../../core/constants';
+import { settingToEnv, type SettingName } from '../../core/config/settings';
+import { OPERATOR_PERMISSIONS } from './operator-permissions';
+import { CHECKSUM_ANNOTATION, HTTP_PORT_NAME } from './api';
+import { marketIndexerCrd } from './crd';
+import { ServiceMonitor } from '../imports/monitoring.coreos.com';
+import { containerSecurity, httpProbe, podDefaults, resourcesOf, tmpMount, tmpVolume, topologySpread } from './pod';
+import { platformLabels, type PlatformContext } from './platform';
+import { checksumOf, goJson } from './settings-env';
+import type { TenantValues } from './values';
+
+export const OPERATOR_NAME = 'market-indexer-operator';
+/** Where the environment's values for every tenant are mounted in the operator's pods. */
+export const DEFAULTS_DIR = '/etc/market-indexer';
+export const DEFAULTS_FILE = 'defaults.json';
+
+/** The operator's cluster-wide role: named after its namespace, so two environments in one cluster do not collide. */
+export const clusterRoleName = (namespace: string) => `${OPERATOR_NAME}:${namespace}`;
+
+/** The settings the operator's ConfigMap holds, keys sorted. */
+export function operatorSettings(ctx: PlatformContext): Record<string, string> {
+  const data: Partial<Record<SettingName, string | number | boolean>> = {
+    NODE_ENV: 'production',
+    OPERATOR_ENVIRONMENT: ctx.environment,
+    OPERATOR_NAMESPACE: ctx.values.namespace,
+    OPERATOR_PORT: DEFAULT_PORTS.operator,
+    OPERATOR_DEFAULTS_FILE: `${DEFAULTS_DIR}/${DEFAULTS_FILE}`,
+    ...(ctx.values.operator.settings as Partial<Record<SettingName, string | number | boolean>>),
+  };
+  return Object.fromEntries(
+    Object.entries(data)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, v]) => [k, settingToEnv(v as string | number | boolean)]),
+  );
+}
+
+/**
+ * The MarketIndexer operator of an environment: its CRD, service account and RBAC (generated
+ * from the operator's own permission table, cdk8s/lib/operator-permissions.ts), settings, the environment's
+ * values for every tenant (so a MarketIndexer states only what differs), and a Deployment of
+ * leader-elected replicas.
+ */
+export class MarketIndexerOperator extends Construct {
+  constructor(scope: Construct, id: string, ctx: PlatformContext, environmentValues: TenantValues) {
+    super(scope, id);
+    const ns = ctx.values.namespace;
+    const op = ctx.values.operator;
+    const labels = platformLabels(ctx, 'operator');
+    const selector = { 'app.kubernetes.io/name': 'market-indexer', 'app.kubernetes.io/instance': ctx.instance, 'app.kubernetes.io/component': 'operator' };
+    const meta = (name: string) => ({ name, namespace: ns, labels });
+
+    new ApiObject(this, 'crd', marketIndexerCrd() as never);
+
+    new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(OPERATOR_NAME) });
+    const subject = [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: ns }];
+    const rules = (namespaced: boolean) =>
+      OPERATOR_PERMISSIONS.filter((p) => !!p.namespaced === namespaced).map((p) => ({ apiGroups: [p.group], resources: [p.resource], verbs: [...p.verbs] }));
+    new k8s.KubeClusterRole(this, 'cluster-role', { metadata: { name: clusterRoleName(ns), labels }, rules: rules(false) });
+    new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
+      metadata: { name: clusterRoleName(ns), labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRoleName(ns) },
+      subjects: subject,
+    });
+    new k8s.KubeRole(this, 'role', { metadata: meta(OPERATOR_NAME), rules: rules(true) });
+    new k8s.KubeRoleBinding(this, 'role-binding', {
+      metadata: meta(OPERATOR_NAME),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: OPERATOR_NAME },
+      subjects: subject,
+    });
+
+    const settings = operatorSettings(ctx);
+    const defaults = { [DEFAULTS_FILE]: goJson(environmentValues) };
+    new k8s.KubeConfigMap(this, 'settings', { metadata: meta(OPERATOR_NAME), data: settings });
+    new k8s.KubeConfigMap(this, 'defaults', { metadata: meta(`${OPERATOR_NAME}-defaults`), data: defaults });
+
+    const image = environmentValues.image;
+    new k8s.KubeDeployment(this, 'deployment', {
+      metadata: meta(OPERATOR_NAME),
+      spec: {
+        replicas: op.replicas,
+        revisionHistoryLimit: 5,
+        selector: { matchLabels: selector },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } },
+        template: {
+          metadata: { labels, annotations: { [CHECKSUM_ANNOTATION]: checksumOf({ ...settings, ...defaults }) } },
+          spec: {
+            ...podDefaults(OPERATOR_NAME),
+            // The one process of the kit that talks to the Kubernetes API.
+            automountServiceAccountToken: true,
+            // It gives its Lease up on SIGTERM, so a standby leads at once.
+            terminationGracePeriodSeconds: 30,
+            topologySpreadConstraints: topologySpread(selector),
+            containers: [
+              {
+                name: 'operator',
+                image: `${image.repository}:${image.tag}`,
+                imagePullPolicy: image.pullPolicy,
+                command: [...IMAGE.commands.operator],
+                ports: [{ name: HTTP_PORT_NAME, containerPort: DEFAULT_PORTS.operator, protocol: 'TCP' }],
+                envFrom: [{ configMapRef: { name: OPERATOR_NAME } }],
+                startupProbe: httpProbe('/healthz', HTTP_PORT_NAME, { periodSeconds: 2, failureThreshold: 30 }),
+                readinessProbe: httpProbe('/readyz', HTTP_PORT_NAME, { periodSeconds: 5, failureThreshold: 2 }),
+                livenessProbe: httpProbe('/healthz', HTTP_PORT_NAME, { periodSeconds: 10, failureThreshold: 3, timeoutSeconds: 5 }),
+                resources: resourcesOf(op.resources),
+                securityContext: containerSecurity(),
+                volumeMounts: [tmpMount, { name: 'defaults', mountPath: DEFAULTS_DIR, readOnly: true }],
+              },
+            ],
+            volumes: [tmpVolume(), { name: 'defaults', configMap: { name: `${OPERATOR_NAME}-defaults` } }],
+          },
+        },
+      },
+    });
+    new k8s.KubeService(this, 'service', {
+      metadata: meta(OPERATOR_NAME),
+      spec: {
+        type: 'ClusterIP',
+        selector,
+        ports: [{ name: HTTP_PORT_NAME, port: DEFAULT_PORTS.operator, targetPort: k8s.IntOrString.fromString(HTTP_PORT_NAME), protocol: 'TCP' }],
+      },
+    });
+    new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
+      metadata: meta(OPERATOR_NAME),
+      spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector }, unhealthyPodEvictionPolicy: 'AlwaysAllow' },
+    });
+    if (environmentValues.monitoring.enabled) {
+      new ServiceMonitor(this, 'monitor', {
+        metadata: { ...meta(OPERATOR_NAME), labels: { ...labels, ...environmentValues.monitoring.labels } },
+        // The process's own `service` label stays (D-87).
+        spec: { selector: { matchLabels: selector }, endpoints: [{ port: HTTP_PORT_NAME, path: '/metrics', interval: environmentValues.monitoring.interval, honorLabels: true }] },
+      });
+    }
+  }
+}

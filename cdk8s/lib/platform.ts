@@ -1,0 +1,48 @@
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-33';
+import { catalogProblems, manifestsUnder } from './catalog-check';
+import { commonLabels } from './names';
+import { MarketIndexerDashboards } from './dashboards';
+import { MarketIndexerOperator } from './operator';
+import type { PlatformValues, TenantValues } from './values';
+
+export interface PlatformContext {
+  environment: string;
+  values: PlatformValues;
+  /** `app.kubernetes.io/instance`: the Helm release name, `market-indexer` for the cdk8s app. */
+  instance: string;
+  version: string;
+  managedBy: string;
+}
+
+/** Labels of the environment's cluster-level objects (no tenant label: they serve all tenants). */
+export function platformLabels(ctx: PlatformContext, component?: string): Record<string, string> {
+  const { environment, instance, version, managedBy } = ctx;
+  return commonLabels({ environment, instance, version, managedBy }, component);
+}
+
+/**
+ * What an environment runs once for all its tenants, in its own namespace: the operator and
+ * the dashboards plug in here. The Helm chart renders the namespace only when it is not the
+ * release's own (Helm creates that one with `--create-namespace`).
+ */
+export class MarketIndexerPlatform extends Construct {
+  /** `environmentValues`: the kit's defaults and the environment's values for every tenant. */
+  constructor(scope: Construct, id: string, readonly ctx: PlatformContext, environmentValues: TenantValues) {
+    super(scope, id);
+    new k8s.KubeNamespace(this, 'namespace', {
+      metadata: {
+        name: ctx.values.namespace,
+        labels: {
+          ...platformLabels(ctx),
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+        },
+      },
+    });
+    if (ctx.values.operator.enabled) new MarketIndexerOperator(this, 'operator', ctx, environmentValues);
+    if (ctx.values.dashboards.enabled) new MarketIndexerDashboards(this, 'dashboards', ctx);
+    const repository = environmentValues.image.repository;
+    this.node.addValidation({ validate: () => catalogProblems(manifestsUnder(this), (image) => image.startsWith(`${repository}:`)) });
+  }
+}

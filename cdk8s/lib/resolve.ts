@@ -1,0 +1,162 @@
+import Ajv, { type ErrorObject } from 'ajv';
+import type { TSchema } from '@sinclair/typebox';
+import { settingSpec, type SettingName } from '../../core/config/settings';
+import { PLATFORM_DEFAULTS, TENANT_DEFAULTS } from './defaults';
+import { parseQuantity } from './quantity';
+import { quotaProblems } from './sizing';
+import { EnvironmentSchema, TenantValuesSchema, type EnvironmentInput, type PlatformValues, type TenantInput, type TenantValues } from './values';
+
+/** A tenant's values or an environment file that cannot be deployed; the message names every bad field. */
+export class KitInputError extends Error {
+  override name = 'KitInputError';
+  constructor(
+    readonly source: string,
+    readonly problems: string[],
+  ) {
+    super(`${source}: ${problems.join('; ')}`);
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validateEnvironment = ajv.compile(EnvironmentSchema);
+const validateTenant = ajv.compile(TenantValuesSchema);
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Later layers win; objects merge key by key, arrays and scalars are replaced whole, `false`
+ * and `0` override like any value. The Helm chart's `market-indexer.merge` does the same.
+ */
+export function deepMerge<T>(base: T, ...layers: unknown[]): T {
+  let out: unknown = structuredClone(base);
+  for (const layer of layers) out = mergeTwo(out, layer);
+  return out as T;
+}
+
+function mergeTwo(base: unknown, over: unknown): unknown {
+  if (over === undefined) return base;
+  if (!isPlainObject(base) || !isPlainObject(over)) return structuredClone(over);
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = mergeTwo(base[k], v);
+  return out;
+}
+
+/** `/tenants/beta/api/replicas` → `tenants.beta.api.replicas`. */
+const fieldOf = (instancePath: string) => instancePath.split('/').filter(Boolean).join('.');
+
+export function describeErrors(errors: ErrorObject[] | null | undefined): string[] {
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    const at = fieldOf(e.instancePath);
+    let line: string;
+    switch (e.keyword) {
+      case 'additionalProperties':
+        line = `${at ? `${at}.` : ''}${(e.params as { additionalProperty: string }).additionalProperty}: unknown field`;
+        break;
+      case 'required':
+        line = `${at ? `${at}.` : ''}${(e.params as { missingProperty: string }).missingProperty}: required`;
+        break;
+      case 'enum':
+        line = `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+        break;
+      case 'const':
+        line = `${at}: must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+        break;
+      case 'propertyNames':
+        // Only tenant ids are constrained this way.
+        line = `${at}.${(e.params as { propertyName: string }).propertyName}: not a tenant id (a lowercase DNS label of at most 40 characters)`;
+        break;
+      case 'pattern':
+        // The propertyNames error carries this one along; it names no field of its own.
+        if (e.propertyName !== undefined) continue;
+        line = `${at}: ${e.message ?? 'does not match its pattern'}`;
+        break;
+      case 'anyOf':
+      case 'oneOf':
+        // The branches' own errors say more; keep only this summary when they do not.
+        line = `${at}: matches none of the allowed forms`;
+        break;
+      default:
+        line = `${at || '(top level)'}: ${e.message ?? e.keyword}`;
+    }
+    seen.add(line);
+  }
+  return [...seen];
+}
+
+/** Validates an environment file's content; throws naming every bad field. */
+export function checkEnvironment(input: unknown, source: string): EnvironmentInput {
+  if (!validateEnvironment(input)) throw new KitInputError(source, describeErrors(validateEnvironment.errors));
+  return input as EnvironmentInput;
+}
+
+/** A tenant's complete values: the kit defaults, then the environment's, then the tenant's own. */
+export function resolveTenant(tenant: string, ...layers: (TenantInput | undefined)[]): TenantValues {
+  const merged = deepMerge(TENANT_DEFAULTS, ...layers);
+  const source = `tenant ${tenant}`;
+  if (!validateTenant(merged)) throw new KitInputError(source, describeErrors(validateTenant.errors));
+  const problems = tenantProblems(merged);
+  if (problems.length) throw new KitInputError(source, problems);
+  return merged;
+}
+
+/** The environment's layer for every tenant: everything but `environment` and `tenants`. */
+export function environmentLayer(env: EnvironmentInput): TenantInput {
+  const { environment: _e, tenants: _t, platform: _p, ...layer } = env;
+  return layer;
+}
+
+/** The environment's platform values: the kit's defaults, then the environment's. */
+export function resolvePlatform(env: EnvironmentInput): PlatformValues {
+  return deepMerge(PLATFORM_DEFAULTS, env.platform);
+}
+
+export function effectiveSetting(values: TenantValues, name: SettingName): string | number | boolean | undefined {
+  const own = (values.settings as Record<string, string | number | boolean | undefined>)[name];
+  return own ?? (settingSpec(name).default as string | number | boolean | undefined);
+}
+
+/**
+ * What the schema cannot say: fields that depend on each other. The Helm chart refuses the same
+ * combinations with the same words (`market-indexer.check`), except the two that compare
+ * resource quantities (requests against limits, the quota against a rollout's peak, D-70).
+ */
+export function tenantProblems(v: TenantValues): string[] {
+  const p: string[] = [];
+  const { api, source, networkPolicy: np } = v;
+  if (api.autoscaling.minReplicas > api.autoscaling.maxReplicas) {
+    p.push('api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas');
+  }
+  if (source.type === 'rpc' && !source.rpcUrlSecretRef) p.push('source.rpcUrlSecretRef: required when source.type is rpc');
+  if (source.type === 'webhook' && !source.webhookSecretRef) p.push('source.webhookSecretRef: required when source.type is webhook');
+  // Pushed transactions are queued by the process that receives them: a standby would keep them.
+  if (source.type === 'webhook' && v.indexer.replicas !== 1) p.push('indexer.replicas must be 1 when source.type is webhook');
+  if (api.ingress.enabled && !api.ingress.host) p.push('api.ingress.host: required when api.ingress.enabled is true');
+  if (v.monitoring.slotLag.warning >= v.monitoring.slotLag.critical) {
+    p.push('monitoring.slotLag.warning must be below monitoring.slotLag.critical');
+  }
+  for (const [name, r] of [['api', api.resources], ['indexer', v.indexer.resources]] as const) {
+    for (const kind of ['cpu', 'memory'] as const) {
+      if (parseQuantity(r.requests[kind]) > parseQuantity(r.limits[kind])) {
+        p.push(`${name}.resources.requests.${kind} must not exceed ${name}.resources.limits.${kind}`);
+      }
+    }
+  }
+  if (np.enabled) {
+    const need = (what: string, dest: { ipBlocks: unknown[] }, why: string) => {
+      if (!dest.ipBlocks.length) p.push(`networkPolicy.egress.${what}.ipBlocks: required (${why}), or set networkPolicy.enabled to false`);
+    };
+    if (!v.devStores.enabled) {
+      need('database', np.egress.database, 'the API and the indexer must reach PostgreSQL');
+      need('redis', np.egress.redis, 'the API and the indexer must reach Redis');
+    }
+    if (source.type === 'rpc') need('rpc', np.egress.rpc, 'the indexer must reach the RPC node');
+    if (effectiveSetting(v, 'OTEL_EXPORTER_OTLP_ENDPOINT')) need('otlp', np.egress.otlp, 'traces go to OTEL_EXPORTER_OTLP_ENDPOINT');
+    if (source.type === 'webhook' && !np.webhookSenders.length) {
+      p.push('networkPolicy.webhookSenders: required when source.type is webhook (nobody could post), or set networkPolicy.enabled to false');
+    }
+  }
+  return [...p, ...quotaProblems(v)];
+}
+
+export type { TSchema };

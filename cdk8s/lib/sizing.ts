@@ -1,0 +1,68 @@
+import { parseQuantity } from './quantity';
+import type { Resources, TenantValues } from './values';
+
+/** Resources of the one-shot migration init container of the API pods. */
+export const MIGRATE_RESOURCES: Resources = { requests: { cpu: '50m', memory: '96Mi' }, limits: { cpu: '500m', memory: '256Mi' } };
+/** Resources of each dev store (PostgreSQL, Redis). */
+export const DEV_STORE_RESOURCES: Resources = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } };
+
+type Totals = { requestsCpu: number; requestsMemory: number; limitsCpu: number; limitsMemory: number; pods: number; pvcs: number };
+
+/** A pod's effective resources: the larger of its containers' sum and its largest init container. */
+function podTotals(containers: Resources[], init: Resources[] = []): Omit<Totals, 'pods' | 'pvcs'> {
+  const sum = (f: (r: Resources) => string, list: Resources[]) => list.reduce((a, r) => a + parseQuantity(f(r)), 0);
+  const max = (f: (r: Resources) => string, list: Resources[]) => Math.max(0, ...list.map((r) => parseQuantity(f(r))));
+  const pick = (f: (r: Resources) => string) => Math.max(sum(f, containers), max(f, init));
+  return {
+    requestsCpu: pick((r) => r.requests.cpu),
+    requestsMemory: pick((r) => r.requests.memory),
+    limitsCpu: pick((r) => r.limits.cpu),
+    limitsMemory: pick((r) => r.limits.memory),
+  };
+}
+
+/** Pods of each workload at the peak of a rollout (one surge pod each), and what they take. */
+export function worstCase(v: TenantValues): { apiPods: number; indexerPods: number; devPods: number; totals: Totals } {
+  const apiPods = (v.api.autoscaling.enabled ? v.api.autoscaling.maxReplicas : v.api.replicas) + 1;
+  const indexerPods = v.indexer.replicas + 1;
+  const devPods = v.devStores.enabled ? 2 : 0;
+  const api = podTotals([v.api.resources], [MIGRATE_RESOURCES]);
+  const indexer = podTotals([v.indexer.resources]);
+  const dev = podTotals([DEV_STORE_RESOURCES]);
+  const total = (k: keyof typeof api) => api[k] * apiPods + indexer[k] * indexerPods + dev[k] * devPods;
+  return {
+    apiPods,
+    indexerPods,
+    devPods,
+    totals: {
+      requestsCpu: total('requestsCpu'),
+      requestsMemory: total('requestsMemory'),
+      limitsCpu: total('limitsCpu'),
+      limitsMemory: total('limitsMemory'),
+      pods: apiPods + indexerPods + devPods,
+      pvcs: devPods,
+    },
+  };
+}
+
+const cpu = (n: number) => `${Math.round(n * 1000)}m`;
+const mem = (n: number) => `${Math.ceil(n / 2 ** 20)}Mi`;
+
+/** The quota must admit every pod at the peak of a rollout (at the autoscaler's maximum). */
+export function quotaProblems(v: TenantValues): string[] {
+  if (!v.quota.enabled) return [];
+  const w = worstCase(v);
+  const why = `${w.apiPods} API pods at the peak of a rollout, ${w.indexerPods} indexer pods${w.devPods ? `, ${w.devPods} dev stores` : ''}`;
+  const q = v.quota;
+  const p: string[] = [];
+  const check = (field: keyof typeof q, have: number, need: number, show: (n: number) => string) => {
+    if (have < need) p.push(`quota.${field} (${String(q[field])}) is below the ${show(need)} the tenant needs (${why})`);
+  };
+  check('requestsCpu', parseQuantity(q.requestsCpu), w.totals.requestsCpu, cpu);
+  check('requestsMemory', parseQuantity(q.requestsMemory), w.totals.requestsMemory, mem);
+  check('limitsCpu', parseQuantity(q.limitsCpu), w.totals.limitsCpu, cpu);
+  check('limitsMemory', parseQuantity(q.limitsMemory), w.totals.limitsMemory, mem);
+  check('pods', q.pods, w.totals.pods, String);
+  check('persistentVolumeClaims', q.persistentVolumeClaims, w.totals.pvcs, String);
+  return p;
+}

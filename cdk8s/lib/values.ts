@@ -1,0 +1,335 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { SETTINGS, TENANT_PATTERN, settingSpec, type SettingName } from '../../core/config/settings';
+import { METRICS } from '../../core/telemetry/metrics';
+
+/**
+ * What one tenant is made of, as data: the schema of a tenant's values. It is the single
+ * description behind the environment files (`cdk8s/environments/*.ts`), the Helm chart's
+ * `values.schema.json` (generated from it) and the construct's props, so a field renamed here
+ * is renamed everywhere or fails a test.
+ *
+ * `TenantValues` is complete (every field present); files state only what differs from
+ * `TENANT_DEFAULTS`, and are validated against the deep-partial form of the same schema.
+ */
+
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+/** Kubernetes resource quantity, written as a string ("250m", "1", "512Mi"). */
+const QUANTITY = '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$';
+const CIDR = '^[0-9a-fA-F.:]+/[0-9]{1,3}$';
+const DURATION = '^[0-9]+(ms|s|m|h)$';
+
+/** A string from a fixed list, as JSON Schema `enum` (clearer errors than a union of constants). */
+const StringEnum = <const T extends readonly string[]>(values: T, options: { description?: string } = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+
+const Quantity = (description: string) => Type.String({ pattern: QUANTITY, description });
+const StringMap = (description: string) => Type.Record(Type.String(), Type.String(), { description });
+
+const SecretKeyRef = Type.Object(
+  {
+    name: Type.String({ pattern: DNS_SUBDOMAIN, maxLength: 253, description: 'Secret in the tenant namespace' }),
+    key: Type.String({ pattern: '^[-._a-zA-Z0-9]+$', maxLength: 253, description: 'key in that Secret' }),
+  },
+  { additionalProperties: false },
+);
+export type SecretKeyRef = Static<typeof SecretKeyRef>;
+
+const Resources = Type.Object(
+  {
+    requests: Type.Object(
+      { cpu: Quantity('CPU request'), memory: Quantity('memory request') },
+      { additionalProperties: false },
+    ),
+    limits: Type.Object(
+      { cpu: Quantity('CPU limit'), memory: Quantity('memory limit') },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type Resources = Static<typeof Resources>;
+
+const IpBlock = Type.Object(
+  {
+    cidr: Type.String({ pattern: CIDR }),
+    except: Type.Optional(Type.Array(Type.String({ pattern: CIDR }), { description: 'ranges inside cidr to leave out' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Where a workload may open connections to: address blocks and ports (NetworkPolicy egress). */
+const Destination = Type.Object(
+  {
+    ipBlocks: Type.Array(IpBlock, { description: 'address blocks (a NetworkPolicy ipBlock each)' }),
+    ports: Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { minItems: 1, description: 'TCP ports' }),
+  },
+  { additionalProperties: false },
+);
+export type Destination = Static<typeof Destination>;
+
+/**
+ * The settings a tenant may tune: non-secret settings read by the API or the indexer that the
+ * kit does not set itself. Secrets come only through the secret references; the kit-managed ones
+ * follow from other fields (tenant, ports, ingress, source).
+ */
+export const KIT_MANAGED_SETTINGS = [
+  'NODE_ENV',
+  'TENANT_ID',
+  'PROGRAM_ID',
+  'API_HOST',
+  'API_PORT',
+  // An alias of API_PORT (D-78): the kit always sets API_PORT, which wins.
+  'PORT',
+  'INDEXER_PORT',
+  'ALLOW_EMBEDDED_STORES',
+  'DATA_DIR',
+] as const satisfies readonly SettingName[];
+
+export const TUNABLE_SETTINGS = (Object.keys(SETTINGS) as SettingName[]).filter((name) => {
+  const s = settingSpec(name);
+  return (
+    !s.secret &&
+    !(KIT_MANAGED_SETTINGS as readonly string[]).includes(name) &&
+    (s.readBy.includes('api') || s.readBy.includes('indexer'))
+  );
+});
+
+const Settings = Type.Object(
+  Object.fromEntries(
+    TUNABLE_SETTINGS.map((name) => [name, Type.Optional(Type.Unsafe({ ...settingSpec(name).jsonSchema, description: settingSpec(name).description }))]),
+  ),
+  { additionalProperties: false, description: 'settings (core/config/settings.ts) for this tenant\'s processes' },
+);
+export type SettingsValues = Partial<Record<SettingName, string | number | boolean>>;
+
+export const SOURCE_TYPES = ['rpc', 'webhook', 'simulator'] as const;
+
+const tenantProperties = {
+  image: Type.Object(
+    {
+      repository: Type.String({ minLength: 1, description: 'image repository' }),
+      tag: Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$', description: 'image tag' }),
+      pullPolicy: StringEnum(['IfNotPresent', 'Always', 'Never'] as const),
+    },
+    { additionalProperties: false },
+  ),
+  variant: StringEnum(['v1'] as const, { description: 'interface variant served (the appendix variant `legacy` arrives with its issue)' }),
+  source: Type.Object(
+    {
+      type: StringEnum(SOURCE_TYPES, {
+        description: 'rpc: Solana JSON-RPC (webhook pushes, if configured, only speed it up); webhook: a provider pushes transactions only; simulator: the simulated chain (dev)',
+      }),
+      programId: Type.String({ pattern: settingSpec('PROGRAM_ID').jsonSchema.pattern as string, description: 'market program address' }),
+      rpcUrlSecretRef: Type.Optional(SecretKeyRef),
+      rpcWsUrlSecretRef: Type.Optional(SecretKeyRef),
+      webhookSecretRef: Type.Optional(SecretKeyRef),
+      simulator: Type.Object(
+        {
+          seed: Type.Integer({ minimum: 0 }),
+          feeds: Type.Integer({ minimum: 1, maximum: 16 }),
+          epochSeconds: Type.Integer({ minimum: 10, maximum: 86_400 }),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  database: Type.Object({ secretRef: SecretKeyRef }, { additionalProperties: false }),
+  redis: Type.Object({ secretRef: SecretKeyRef }, { additionalProperties: false }),
+  api: Type.Object(
+    {
+      replicas: Type.Integer({ minimum: 1, maximum: 100, description: 'replicas when autoscaling is off' }),
+      autoscaling: Type.Object(
+        {
+          enabled: Type.Boolean(),
+          minReplicas: Type.Integer({ minimum: 1, maximum: 100 }),
+          maxReplicas: Type.Integer({ minimum: 1, maximum: 100 }),
+          targetCPUUtilizationPercentage: Type.Integer({ minimum: 10, maximum: 100 }),
+        },
+        { additionalProperties: false },
+      ),
+      resources: Resources,
+      ingress: Type.Object(
+        {
+          enabled: Type.Boolean(),
+          className: Type.String({ minLength: 1 }),
+          host: Type.String({ pattern: `^(${DNS_SUBDOMAIN.slice(1, -1)})?$`, maxLength: 253 }),
+          tlsSecretName: Type.String({ pattern: `^(${DNS_SUBDOMAIN.slice(1, -1)})?$`, maxLength: 253, description: 'empty: no TLS section' }),
+          annotations: StringMap('ingress annotations (defaults keep WebSocket connections open for an hour)'),
+          trustedHops: Type.Integer({ minimum: 1, maximum: 10, description: 'proxies in front of the API (TRUST_PROXY) when the ingress is on' }),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  indexer: Type.Object(
+    {
+      replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'one writer, the rest hot standbys (rpc and simulator sources)' }),
+      resources: Resources,
+    },
+    { additionalProperties: false },
+  ),
+  settings: Settings,
+  networkPolicy: Type.Object(
+    {
+      enabled: Type.Boolean(),
+      ingressControllerNamespace: Type.String({ pattern: DNS_LABEL, description: 'namespace of the ingress controller that may reach the API' }),
+      monitoringNamespace: Type.String({ pattern: DNS_LABEL, description: 'namespace whose Prometheus may scrape both processes' }),
+      webhookSenders: Type.Array(IpBlock, { description: 'address blocks allowed to post to the indexer\'s webhook route' }),
+      egress: Type.Object(
+        { database: Destination, redis: Destination, rpc: Destination, otlp: Destination },
+        { additionalProperties: false },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  monitoring: Type.Object(
+    {
+      enabled: Type.Boolean({ description: 'ServiceMonitors and the PrometheusRule (needs the prometheus-operator CRDs)' }),
+      interval: Type.String({ pattern: DURATION }),
+      labels: StringMap('labels the Prometheus selects ServiceMonitors and rules by'),
+      slotLag: Type.Object(
+        {
+          warning: Type.Integer({ minimum: 1 }),
+          critical: Type.Integer({ minimum: 1 }),
+          for: Type.String({ pattern: DURATION }),
+        },
+        { additionalProperties: false },
+      ),
+      slo: Type.Object(
+        {
+          availability: Type.Number({ minimum: 0.5, exclusiveMaximum: 1, description: 'share of API requests (probes and scrapes aside) that must not fail with 5xx' }),
+          latency: Type.Number({ minimum: 0.5, exclusiveMaximum: 1, description: 'share of API requests that must be faster than latencyThreshold' }),
+          latencyThreshold: Type.Unsafe<number>({
+            type: 'number',
+            enum: [...METRICS.apiRequestDuration.buckets],
+            description: 'seconds; a bucket of service_api_request_duration_seconds (core/telemetry/metrics.ts)',
+          }),
+        },
+        { additionalProperties: false, description: 'API objectives of the multi-window, multi-burn-rate alerts' },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  quota: Type.Object(
+    {
+      enabled: Type.Boolean(),
+      requestsCpu: Quantity('sum of CPU requests'),
+      requestsMemory: Quantity('sum of memory requests'),
+      limitsCpu: Quantity('sum of CPU limits'),
+      limitsMemory: Quantity('sum of memory limits'),
+      pods: Type.Integer({ minimum: 1 }),
+      persistentVolumeClaims: Type.Integer({ minimum: 0 }),
+    },
+    { additionalProperties: false },
+  ),
+  devStores: Type.Object(
+    {
+      enabled: Type.Boolean({ description: 'in-cluster single-instance PostgreSQL and Redis (dev only)' }),
+      storage: Quantity('volume size of each store'),
+      postgresImage: Type.String({ minLength: 1 }),
+      redisImage: Type.String({ minLength: 1 }),
+    },
+    { additionalProperties: false },
+  ),
+};
+
+export const TenantValuesSchema = Type.Object(tenantProperties, { additionalProperties: false });
+export type TenantValues = Static<typeof TenantValuesSchema>;
+
+export type DeepPartial<T> = T extends readonly (infer _U)[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+export type TenantInput = DeepPartial<TenantValues>;
+
+export const ENVIRONMENT_NAME = '^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$';
+
+/**
+ * The environment's cluster-level part, shared by its tenants (the operator and the dashboards
+ * plug in here). Its own defaults are `PLATFORM_DEFAULTS`.
+ */
+/** Operator settings an environment may tune (the rest follow from the platform). */
+export const OPERATOR_TUNABLE_SETTINGS = [
+  'LOG_LEVEL',
+  'OPERATOR_LEASE_SECONDS',
+  'OPERATOR_RESYNC_SECONDS',
+  'OPERATOR_STATUS_SECONDS',
+  'OPERATOR_LAG_THRESHOLD',
+  'OPERATOR_STATUS_URL',
+] as const satisfies readonly SettingName[];
+
+export const PlatformValuesSchema = Type.Object(
+  {
+    namespace: Type.String({ pattern: DNS_LABEL, maxLength: 63, description: 'namespace of the cluster-level objects' }),
+    operator: Type.Object(
+      {
+        enabled: Type.Boolean({ description: 'run the MarketIndexer operator (and install its CRD)' }),
+        replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'one leader, the rest standbys (Lease)' }),
+        resources: Resources,
+        settings: Type.Object(
+          Object.fromEntries(
+            OPERATOR_TUNABLE_SETTINGS.map((name) => [name, Type.Optional(Type.Unsafe({ ...settingSpec(name).jsonSchema, description: settingSpec(name).description }))]),
+          ),
+          { additionalProperties: false, description: 'operator settings (docs/configuration.md)' },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    dashboards: Type.Object(
+      {
+        enabled: Type.Boolean({ description: 'the Grafana dashboards (observability/grafana) as ConfigMaps for Grafana\'s dashboard sidecar' }),
+        namespace: Type.String({
+          pattern: `^(${DNS_LABEL.slice(1, -1)})?$`,
+          maxLength: 63,
+          description: 'namespace of the ConfigMaps, one the sidecar watches; empty: the platform namespace',
+        }),
+        labels: StringMap('labels the sidecar selects ConfigMaps by (kube-prometheus-stack: grafana_dashboard: "1")'),
+        annotations: StringMap('annotations of the ConfigMaps, e.g. the sidecar\'s folder annotation'),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PlatformValues = Static<typeof PlatformValuesSchema>;
+
+/** The optional form of a schema, at every depth: what a file may leave out. */
+export function deepPartial(schema: TSchema): TSchema {
+  const s = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...s };
+  delete out.required;
+  if (s.properties) {
+    out.properties = Object.fromEntries(
+      Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, deepPartial(v)]),
+    );
+  }
+  if (s.patternProperties) {
+    out.patternProperties = Object.fromEntries(
+      Object.entries(s.patternProperties as Record<string, TSchema>).map(([k, v]) => [k, deepPartial(v)]),
+    );
+  }
+  return out as TSchema;
+}
+
+/**
+ * An environment: what differs from the kit's defaults for every tenant of it, and its tenants
+ * with what differs for each. The same shape as the Helm chart's values.
+ */
+export const EnvironmentSchema: TSchema = Type.Unsafe({
+  type: 'object',
+  additionalProperties: false,
+  required: ['environment', 'tenants'],
+  properties: {
+    ...(deepPartial(TenantValuesSchema) as unknown as { properties: Record<string, TSchema> }).properties,
+    environment: Type.String({ pattern: ENVIRONMENT_NAME, description: 'environment name, a label on every object' }),
+    platform: deepPartial(PlatformValuesSchema),
+    tenants: Type.Unsafe({
+      type: 'object',
+      description: 'tenant id (lowercase DNS label, at most 40 characters) → what differs for it',
+      propertyNames: { pattern: TENANT_PATTERN.source },
+      additionalProperties: deepPartial(TenantValuesSchema),
+    }),
+  },
+});
+
+export type EnvironmentInput = TenantInput & { environment: string; platform?: DeepPartial<PlatformValues>; tenants: Record<string, TenantInput> };

@@ -1,0 +1,260 @@
+{{/*
+Names, labels and the per-tenant values. Object names and labels match the cdk8s app
+(cdk8s/lib/names.ts); what the templates know about the service (ports, paths, the image's user
+and commands, which process reads which setting, metric names) comes from files/service.json,
+generated from core/ by `npm run generate`.
+*/}}
+
+{{- define "market-indexer.name" -}}market-indexer{{- end -}}
+
+{{/* Facts about the service, generated from core/ (see files/service.json). */}}
+{{- define "market-indexer.facts" -}}
+{{- .Files.Get "files/service.json" -}}
+{{- end -}}
+
+{{/* The tenant's namespace: prefixed, so a tenant called `default` cannot land in `default`. */}}
+{{- define "market-indexer.namespace" -}}mi-{{ . }}{{- end -}}
+
+{{/*
+Later wins; maps merge key by key; lists and scalars are replaced whole; false and 0 override
+like any value (sprig's mergeOverwrite would skip them). Same as deepMerge in cdk8s/lib/resolve.ts.
+Argument: (list base over). Returns JSON.
+*/}}
+{{- define "market-indexer.merge" -}}
+{{- $base := index . 0 | default dict -}}
+{{- $over := index . 1 | default dict -}}
+{{- $out := deepCopy $base -}}
+{{- range $k, $v := $over -}}
+{{- if and (kindIs "map" $v) (kindIs "map" (get $out $k)) -}}
+{{- $_ := set $out $k (include "market-indexer.merge" (list (get $out $k) $v) | fromJson) -}}
+{{- else -}}
+{{- $_ := set $out $k $v -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+A tenant's complete values: the chart's values without `tenants`/`environment`/`global`, then
+the tenant's own entry. Argument: (dict "root" $ "tenant" name). Returns JSON.
+*/}}
+{{- define "market-indexer.values" -}}
+{{- $base := omit .root.Values "tenants" "environment" "global" "platform" -}}
+{{- $own := index .root.Values.tenants .tenant | default dict -}}
+{{- include "market-indexer.merge" (list $base $own) -}}
+{{- end -}}
+
+{{/* Labels that select a component's pods. Argument: (dict "root" $ "component" name). */}}
+{{- define "market-indexer.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "market-indexer.name" . }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/*
+Labels on every object of a tenant. Argument: (dict "root" $ "tenant" name "v" values
+["component" name]).
+*/}}
+{{- define "market-indexer.labels" -}}
+app.kubernetes.io/name: {{ include "market-indexer.name" . }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+app.kubernetes.io/part-of: {{ include "market-indexer.name" . }}
+app.kubernetes.io/version: {{ .v.image.tag | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+marketindexer.dev/tenant: {{ .tenant }}
+marketindexer.dev/environment: {{ .root.Values.environment }}
+{{- end -}}
+
+{{/* Labels of the environment's cluster-level objects (no tenant label). Argument: (dict "root" $ ["component" c]). */}}
+{{- define "market-indexer.platformLabels" -}}
+app.kubernetes.io/name: {{ include "market-indexer.name" . }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+app.kubernetes.io/part-of: {{ include "market-indexer.name" . }}
+app.kubernetes.io/version: {{ .root.Values.image.tag | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+marketindexer.dev/environment: {{ .root.Values.environment }}
+{{- end -}}
+
+{{/* Metadata of a namespaced object. Argument: (dict "root" $ "tenant" t "v" v "name" n ["component" c]). */}}
+{{- define "market-indexer.metadata" -}}
+name: {{ .name }}
+namespace: {{ include "market-indexer.namespace" .tenant }}
+labels:
+  {{- include "market-indexer.labels" . | nindent 2 }}
+{{- end -}}
+
+{{/* A value as an environment variable: integers without exponent, the rest as written. */}}
+{{- define "market-indexer.envValue" -}}
+{{- if and (kindIs "float64" .) (eq . (floor .)) -}}
+{{- printf "%.0f" . -}}
+{{- else -}}
+{{- toString . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The non-secret settings of a process (api or indexer), as ConfigMap data: what the chart
+manages, then the tenant's `settings` for the processes that read them. Same as configMapData
+in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process" p). Returns JSON.
+*/}}
+{{- define "market-indexer.settingsData" -}}
+{{- $facts := include "market-indexer.facts" .root | fromJson -}}
+{{- $v := .v -}}
+{{- $data := dict "NODE_ENV" "production" "TENANT_ID" .tenant "PROGRAM_ID" $v.source.programId -}}
+{{- if eq .process "api" -}}
+{{- $_ := set $data "API_PORT" (include "market-indexer.envValue" $facts.ports.api) -}}
+{{- if $v.api.ingress.enabled -}}
+{{- $_ := set $data "PUBLIC_HOSTS" $v.api.ingress.host -}}
+{{- $_ := set $data "TRUST_PROXY" (include "market-indexer.envValue" $v.api.ingress.trustedHops) -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set $data "INDEXER_PORT" (include "market-indexer.envValue" $facts.ports.indexer) -}}
+{{- end -}}
+{{- range $name, $value := $v.settings -}}
+{{- $setting := get $facts.settings $name -}}
+{{- if and $setting (has $.process $setting.readBy) -}}
+{{- $_ := set $data $name (include "market-indexer.envValue" $value) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $data -}}
+{{- end -}}
+
+{{/* A secret setting as a reference to its Secret. Argument: (list name ref). */}}
+{{- define "market-indexer.secretEnv" -}}
+- name: {{ index . 0 }}
+  valueFrom:
+    secretKeyRef:
+      key: {{ (index . 1).key }}
+      name: {{ (index . 1).name }}
+{{- end -}}
+
+{{/* Restricted Pod Security for a container running as the given uid. */}}
+{{- define "market-indexer.containerSecurity" -}}
+allowPrivilegeEscalation: false
+capabilities:
+  drop:
+    - ALL
+readOnlyRootFilesystem: true
+runAsGroup: {{ . }}
+runAsNonRoot: true
+runAsUser: {{ . }}
+{{- end -}}
+
+{{- define "market-indexer.podSecurity" -}}
+fsGroup: {{ . }}
+runAsGroup: {{ . }}
+runAsNonRoot: true
+runAsUser: {{ . }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "market-indexer.resources" -}}
+limits:
+  cpu: {{ .limits.cpu | quote }}
+  memory: {{ .limits.memory | quote }}
+requests:
+  cpu: {{ .requests.cpu | quote }}
+  memory: {{ .requests.memory | quote }}
+{{- end -}}
+
+{{/* An HTTP probe on the named port. Argument: (list path period failures timeout). */}}
+{{- define "market-indexer.probe" -}}
+failureThreshold: {{ index . 2 }}
+httpGet:
+  path: {{ index . 0 }}
+  port: http
+periodSeconds: {{ index . 1 }}
+timeoutSeconds: {{ index . 3 }}
+{{- end -}}
+
+{{/* Spread over zones and nodes without blocking a small cluster. Argument: (dict "root" $ "component" c). */}}
+{{- define "market-indexer.topologySpread" -}}
+{{- range list "topology.kubernetes.io/zone" "kubernetes.io/hostname" }}
+- labelSelector:
+    matchLabels:
+      {{- include "market-indexer.selectorLabels" $ | nindent 6 }}
+  matchLabelKeys:
+    - pod-template-hash
+  maxSkew: 1
+  topologyKey: {{ . }}
+  whenUnsatisfiable: ScheduleAnyway
+{{- end }}
+{{- end -}}
+
+{{/*
+What the schema cannot say: fields that depend on each other. Refused with the same words as
+tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
+*/}}
+{{- define "market-indexer.check" -}}
+{{- $v := .v -}}
+{{- $p := list -}}
+{{- if gt (int $v.api.autoscaling.minReplicas) (int $v.api.autoscaling.maxReplicas) -}}
+{{- $p = append $p "api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas" -}}
+{{- end -}}
+{{- if and (eq $v.source.type "rpc") (not $v.source.rpcUrlSecretRef) -}}
+{{- $p = append $p "source.rpcUrlSecretRef: required when source.type is rpc" -}}
+{{- end -}}
+{{- if and (eq $v.source.type "webhook") (not $v.source.webhookSecretRef) -}}
+{{- $p = append $p "source.webhookSecretRef: required when source.type is webhook" -}}
+{{- end -}}
+{{- if and (eq $v.source.type "webhook") (ne (int $v.indexer.replicas) 1) -}}
+{{- $p = append $p "indexer.replicas must be 1 when source.type is webhook" -}}
+{{- end -}}
+{{- if and $v.api.ingress.enabled (not $v.api.ingress.host) -}}
+{{- $p = append $p "api.ingress.host: required when api.ingress.enabled is true" -}}
+{{- end -}}
+{{- if ge (int $v.monitoring.slotLag.warning) (int $v.monitoring.slotLag.critical) -}}
+{{- $p = append $p "monitoring.slotLag.warning must be below monitoring.slotLag.critical" -}}
+{{- end -}}
+{{- $np := $v.networkPolicy -}}
+{{- if $np.enabled -}}
+{{- if not $v.devStores.enabled -}}
+{{- if not $np.egress.database.ipBlocks -}}
+{{- $p = append $p "networkPolicy.egress.database.ipBlocks: required (the API and the indexer must reach PostgreSQL), or set networkPolicy.enabled to false" -}}
+{{- end -}}
+{{- if not $np.egress.redis.ipBlocks -}}
+{{- $p = append $p "networkPolicy.egress.redis.ipBlocks: required (the API and the indexer must reach Redis), or set networkPolicy.enabled to false" -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq $v.source.type "rpc") (not $np.egress.rpc.ipBlocks) -}}
+{{- $p = append $p "networkPolicy.egress.rpc.ipBlocks: required (the indexer must reach the RPC node), or set networkPolicy.enabled to false" -}}
+{{- end -}}
+{{- if and $v.settings.OTEL_EXPORTER_OTLP_ENDPOINT (not $np.egress.otlp.ipBlocks) -}}
+{{- $p = append $p "networkPolicy.egress.otlp.ipBlocks: required (traces go to OTEL_EXPORTER_OTLP_ENDPOINT), or set networkPolicy.enabled to false" -}}
+{{- end -}}
+{{- if and (eq $v.source.type "webhook") (not $np.webhookSenders) -}}
+{{- $p = append $p "networkPolicy.webhookSenders: required when source.type is webhook (nobody could post), or set networkPolicy.enabled to false" -}}
+{{- end -}}
+{{- end -}}
+{{- if $p -}}
+{{- fail (printf "tenant %s: %s" .tenant (join "; " $p)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* NetworkPolicy peers for a list of address blocks. */}}
+{{- define "market-indexer.ipBlocks" -}}
+{{- range . }}
+- ipBlock:
+    cidr: {{ .cidr }}
+    {{- with .except }}
+    except:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- /* An egress rule to a destination's address blocks and ports. Returns JSON. */ -}}
+{{- define "market-indexer.egressRule" -}}
+{{- $ports := list }}
+{{- range .ports }}{{ $ports = append $ports (dict "protocol" "TCP" "port" (int .)) }}{{ end }}
+{{- toJson (dict "to" (include "market-indexer.ipBlocks" .ipBlocks | fromYamlArray) "ports" $ports) -}}
+{{- end -}}

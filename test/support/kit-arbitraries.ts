@@ -1,0 +1,108 @@
+import fc from 'fast-check';
+import type { EnvironmentInput, TenantInput } from '../../cdk8s/lib/values';
+import { METRICS } from '../../core/telemetry/metrics';
+
+/**
+ * Random valid environments for the kit's property tests: 1–3 tenants, each with its own mix of
+ * source, sizing, autoscaling, ingress, dev stores, network policy, monitoring, quota and
+ * settings (including values Helm would print in exponent form, such as 1000000).
+ */
+const ALL_EGRESS = {
+  database: { ipBlocks: [{ cidr: '10.20.0.0/16' }] },
+  redis: { ipBlocks: [{ cidr: '10.21.0.0/16' }] },
+  rpc: { ipBlocks: [{ cidr: '0.0.0.0/0', except: ['10.0.0.0/8'] }], ports: [443, 8899] },
+  otlp: { ipBlocks: [{ cidr: '10.40.0.0/16' }] },
+};
+
+const settingsArb = fc.record(
+  {
+    LOG_LEVEL: fc.constantFrom('debug', 'info', 'warn'),
+    RATE_LIMIT_MAX_REQUESTS: fc.integer({ min: 1, max: 5000 }),
+    INDEXER_CACHE_ROWS: fc.constantFrom(0, 50_000, 1_000_000, 10_000_000),
+    SHUTDOWN_GRACE_MS: fc.integer({ min: 1, max: 120_000 }),
+    OTEL_EXPORTER_OTLP_ENDPOINT: fc.constant('http://collector.observability.svc:4318'),
+    OTEL_TRACES_SAMPLER_ARG: fc.constantFrom(0, 0.1, 0.25, 1),
+    WS_MAX_CLIENTS: fc.integer({ min: 1, max: 100_000 }),
+  },
+  { requiredKeys: [] },
+);
+
+export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
+  fc
+    .record({
+      source: fc.constantFrom('rpc', 'rpc+ws+webhook', 'webhook', 'simulator'),
+      replicas: fc.integer({ min: 1, max: 4 }),
+      autoscaling: fc.option(fc.record({ min: fc.integer({ min: 1, max: 3 }), extra: fc.integer({ min: 0, max: 4 }) }), { nil: undefined }),
+      ingress: fc.option(fc.boolean(), { nil: undefined }),
+      indexerReplicas: fc.integer({ min: 1, max: 3 }),
+      devStores: fc.boolean(),
+      networkPolicy: fc.boolean(),
+      monitoring: fc.boolean(),
+      // Thresholds reach the rules through placeholders in Helm: values Helm could print another way.
+      slotLag: fc.record({ warning: fc.integer({ min: 1, max: 5000 }), extra: fc.integer({ min: 1, max: 1_000_000 }), for: fc.constantFrom('1m', '90s', '5m', '1h') }),
+      slo: fc.record({
+        availability: fc.constantFrom(0.9, 0.99, 0.995, 0.999, 0.9999),
+        latency: fc.constantFrom(0.9, 0.95, 0.99, 0.999),
+        latencyThreshold: fc.constantFrom(...METRICS.apiRequestDuration.buckets),
+      }),
+      quota: fc.boolean(),
+      settings: settingsArb,
+      cpu: fc.constantFrom('100m', '250m', '1', '1.5'),
+    })
+    .map((r): TenantInput => {
+      const webhook = r.source === 'webhook';
+      return {
+        source: {
+          type: r.source === 'rpc+ws+webhook' ? 'rpc' : (r.source as 'rpc' | 'webhook' | 'simulator'),
+          ...(r.source === 'rpc+ws+webhook'
+            ? { rpcWsUrlSecretRef: { name: 'rpc', key: 'ws' }, webhookSecretRef: { name: 'hook', key: 'secret' } }
+            : {}),
+          ...(webhook ? { webhookSecretRef: { name: 'market-indexer', key: 'WEBHOOK_SECRET' } } : {}),
+        },
+        api: {
+          replicas: r.replicas,
+          ...(r.autoscaling
+            ? { autoscaling: { enabled: true, minReplicas: r.autoscaling.min, maxReplicas: r.autoscaling.min + r.autoscaling.extra } }
+            : {}),
+          ...(r.ingress === undefined ? {} : { ingress: { enabled: true, host: `${name}.example.com`, tlsSecretName: r.ingress ? `${name}-tls` : '' } }),
+          resources: { requests: { cpu: r.cpu }, limits: { cpu: '2' } },
+        },
+        indexer: { replicas: webhook ? 1 : r.indexerReplicas },
+        devStores: { enabled: r.devStores },
+        networkPolicy: { enabled: r.networkPolicy, egress: ALL_EGRESS, ...(webhook ? { webhookSenders: [{ cidr: '203.0.113.0/24' }] } : {}) },
+        monitoring: {
+          enabled: r.monitoring,
+          slotLag: { warning: r.slotLag.warning, critical: r.slotLag.warning + r.slotLag.extra, for: r.slotLag.for },
+          slo: r.slo,
+        },
+        quota: { enabled: r.quota, requestsCpu: '64', requestsMemory: '64Gi', limitsCpu: '64', limitsMemory: '64Gi', pods: 64, persistentVolumeClaims: 4 },
+        settings: r.settings,
+      };
+    });
+
+export const environmentArb: fc.Arbitrary<EnvironmentInput> = fc
+  .subarray(['alpha', 'beta', 'gamma-2'], { minLength: 1 })
+  .chain((names) =>
+    fc.record({
+      environment: fc.constantFrom('dev', 'qa', 'prod-eu'),
+      image: fc.record({ tag: fc.constantFrom('0.1.0', '1.2.3-rc.1', 'dev') }),
+      platform: fc.record({
+        namespace: fc.constantFrom('market-indexer-system', 'mi-platform'),
+        operator: fc.record({
+          enabled: fc.boolean(),
+          replicas: fc.integer({ min: 1, max: 3 }),
+          settings: fc.record({ OPERATOR_LAG_THRESHOLD: fc.integer({ min: 1, max: 2_000_000 }), LOG_LEVEL: fc.constantFrom('info', 'debug') }, { requiredKeys: [] }),
+        }),
+        dashboards: fc.record(
+          {
+            enabled: fc.boolean(),
+            namespace: fc.constantFrom('', 'monitoring'),
+            labels: fc.constantFrom({ grafana_dashboard: '1' }, { grafana_dashboard: 'market-indexer', team: 'sre' }),
+            annotations: fc.constantFrom({}, { grafana_folder: 'Market indexer' }),
+          },
+          { requiredKeys: [] },
+        ),
+      }),
+      tenants: fc.record(Object.fromEntries(names.map((n) => [n, tenantArb(n)])) as Record<string, fc.Arbitrary<TenantInput>>),
+    }),
+  );
