@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { App, Chart } from 'cdk8s';
+import { parseAllDocuments } from 'yaml';
+import { API_VERSION, KIND, type MarketIndexer } from '../cdk8s/lib/crd';
+import { MarketIndexerTenant } from '../cdk8s/lib/tenant';
+import { goJson } from '../cdk8s/lib/settings-env';
+import type { TenantInput, TenantValues } from '../cdk8s/lib/values';
+import { MANAGED_BY } from './informers';
+import type { KubeObject } from './kube/client';
+
+/** The annotation holding a hash of what the operator last applied to an object. */
+export const APPLIED_HASH = 'marketindexer.dev/applied-hash';
+
+export interface Rendered {
+  values: TenantValues;
+  namespace: string;
+  objects: KubeObject[];
+}
+
+export const hashOf = (o: unknown) => createHash('sha256').update(goJson(o)).digest('hex').slice(0, 32);
+
+/**
+ * A MarketIndexer's objects, rendered in process by the kit's own construct: the environment's
+ * values for every tenant (the operator's defaults file), then the resource's spec. Each object
+ * is owned by the MarketIndexer (its controller), labelled as the operator's, and annotated with
+ * a hash of itself, so a later reconcile can tell a change without sending it. Throws the kit's
+ * KitInputError for a spec that cannot be deployed.
+ */
+export function renderTenant(mi: MarketIndexer, opts: { environment: string; defaults: TenantInput; platformNamespace?: string }): Rendered {
+  const { tenant, deletionPolicy: _d, ...spec } = mi.spec;
+  const app = new App();
+  const chart = new Chart(app, 'tenant', { disableResourceNameHashes: true });
+  const construct = new MarketIndexerTenant(chart, 'tenant', {
+    ...(spec as TenantInput),
+    tenant,
+    environment: opts.environment,
+    managedBy: MANAGED_BY,
+    platformNamespace: opts.platformNamespace,
+    baseLayers: [opts.defaults],
+  });
+  const owner = { apiVersion: API_VERSION, kind: KIND, name: mi.metadata.name, uid: mi.metadata.uid!, controller: true, blockOwnerDeletion: true };
+  const objects = parseAllDocuments(app.synthYaml()).map((d) => {
+    const o = d.toJSON() as KubeObject;
+    o.metadata.ownerReferences = [owner];
+    o.metadata.annotations = { ...o.metadata.annotations, [APPLIED_HASH]: hashOf(o) };
+    return o;
+  });
+  return { values: construct.values, namespace: construct.context.namespace, objects };
+}

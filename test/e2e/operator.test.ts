@@ -1,0 +1,330 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { marketIndexerCrd, type Condition, type MarketIndexer } from '../../cdk8s/lib/crd';
+import { FIELD_MANAGER } from '../../operator/reconcile';
+import { renderTenant } from '../../operator/render';
+import { isPermitted, OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
+import { LEASE_NAME } from '../../operator/run';
+import { startTestApiServer, type TestApiServer } from '../support/kube-apiserver/server';
+import type { Json } from '../support/kube-apiserver/fields';
+import { parseManifests, ROOT } from '../support/kit';
+import { spawnOperator, type Child } from '../support/processes';
+import { waitFor } from '../support/tables';
+import { readFileSync } from 'node:fs';
+
+// The operator runs as its own process (the real entry point) against the protocol-faithful
+// test API server (test/support/kube-apiserver, checked with the real kubectl in
+// test/integration/kube-apiserver.test.ts). Pods never run there: the test stands in for the
+// Deployment controller by writing the Deployments' status, and for the tenants' indexers by
+// answering their /status.
+jest.setTimeout(120_000);
+
+const TOKEN = 'operator';
+const LEASE_SECONDS = 3;
+const ENVIRONMENT_DEFAULTS = {
+  image: { tag: '1.0.0' },
+  networkPolicy: {
+    egress: {
+      database: { ipBlocks: [{ cidr: '10.0.0.0/16' }] },
+      redis: { ipBlocks: [{ cidr: '10.1.0.0/16' }] },
+      rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] },
+    },
+  },
+};
+
+type Mi = MarketIndexer & { metadata: { uid: string; generation: number } };
+
+describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () => {
+  let api: TestApiServer;
+  let dir: string;
+  let statusServer: http.Server;
+  const indexerStatus = new Map<string, { slotLag: number; lastProcessedSlot: string; writer: string; indexerRunning: boolean }>();
+  const operators: Child[] = [];
+  let operatorPort: number;
+
+  const s = () => api.store;
+  const type = (group: string, version: string, plural: string) => s().typeOf(group, version, plural);
+  const MI = () => type('marketindexer.dev', 'v1alpha1', 'marketindexers');
+  const getMi = (name: string) => s().find(MI(), undefined, name) as unknown as Mi | undefined;
+  const condition = (name: string, t: string) => (getMi(name)?.status?.conditions as Condition[] | undefined)?.find((c) => c.type === t);
+  const ofTenant = (ns: string) =>
+    s()
+      .allTypes()
+      .flatMap((t) => (t.namespaced ? s().list(t, ns, []) : t.kind === 'Namespace' ? s().list(t, undefined, []).filter((o) => (o.metadata as Json).name === ns) : []));
+  const keyOf = (o: Json) => `${o.kind}/${(o.metadata as Json).namespace ?? ''}/${(o.metadata as Json).name}`;
+  /** Requests of the operator that change the cluster, leases aside, since a mark. */
+  const writesSince = (mark: number) =>
+    api.requests.slice(mark).filter((r) => r.token === TOKEN && !['get', 'list', 'watch'].includes(r.verb) && r.resource !== 'leases');
+  const apply = (kind: string, plural: string, group: string, body: Json) =>
+    s().apply(type(group, 'v1', plural), (body.metadata as Json).namespace as string | undefined, (body.metadata as Json).name as string, body, 'test', true, 'main');
+  const createMi = (name: string, spec: Json) =>
+    s().create(MI(), undefined, { apiVersion: "marketindexer.dev/v1alpha1", kind: "MarketIndexer", metadata: { name }, spec }, "test") as unknown as Mi;
+  const patchSpec = (name: string, spec: Json) => s().patch(MI(), undefined, name, (live) => ({ ...live, spec: { ...(live.spec as Json), ...spec } }), 'test', 'main');
+
+  /** The Deployment controller's part: every Deployment of the namespace rolled out and available. */
+  function rollOut(ns: string): void {
+    const t = type('apps', 'v1', 'deployments');
+    for (const d of s().list(t, ns, [])) {
+      const m = d.metadata as Json & { name: string; generation: number };
+      const replicas = ((d.spec as Json).replicas as number | undefined) ?? 1;
+      s().patch(t, ns, m.name, (live) => ({ ...live, status: { observedGeneration: m.generation, replicas, updatedReplicas: replicas, readyReplicas: replicas, availableReplicas: replicas } }), 'deployment-controller', 'status');
+    }
+  }
+
+  const metricsOf = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const metric = (text: string, name: string) =>
+    [...text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))].reduce((a, m) => a + Number(m[2]), 0);
+
+  function startOperator(): Child {
+    const child = spawnOperator(['--kubeconfig', path.join(dir, 'operator.kubeconfig')], {
+      OPERATOR_ENVIRONMENT: 'test',
+      OPERATOR_DEFAULTS_FILE: path.join(dir, 'defaults.yaml'),
+      OPERATOR_STATUS_URL: `http://127.0.0.1:${(statusServer.address() as AddressInfo).port}/{tenant}/status`,
+      OPERATOR_STATUS_SECONDS: '1',
+      OPERATOR_RESYNC_SECONDS: '2',
+      OPERATOR_LEASE_SECONDS: String(LEASE_SECONDS),
+    });
+    operators.push(child);
+    return child;
+  }
+
+  beforeAll(async () => {
+    api = await startTestApiServer();
+    dir = mkdtempSync(path.join(os.tmpdir(), 'operator-'));
+    writeFileSync(path.join(dir, 'operator.kubeconfig'), api.kubeconfig(TOKEN));
+    writeFileSync(path.join(dir, 'defaults.yaml'), stringify(ENVIRONMENT_DEFAULTS));
+    const crds = type('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
+    s().create(crds, undefined, marketIndexerCrd(), 'test');
+    for (const crd of parseManifests(readFileSync(path.join(ROOT, 'cdk8s/crds/monitoring.coreos.com.yaml'), 'utf8'))) s().create(crds, undefined, crd, 'test');
+    s().create(type('', 'v1', 'namespaces'), undefined, { metadata: { name: 'market-indexer-system' } }, 'test');
+    statusServer = http.createServer((req, res) => {
+      const tenant = (req.url ?? '').split('/')[1]!;
+      const body = indexerStatus.get(tenant) ?? { slotLag: 3, lastProcessedSlot: '1000', writer: `indexer-${tenant}-0:7`, indexerRunning: true };
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: 'healthy', synced: body.slotLag <= 100, ...body }));
+    });
+    await new Promise<void>((r) => statusServer.listen(0, '127.0.0.1', r));
+    operatorPort = await startOperator().port;
+    await waitFor('the operator to lead', async () => s().find(type('coordination.k8s.io', 'v1', 'leases'), 'market-indexer-system', LEASE_NAME));
+  });
+
+  afterAll(async () => {
+    for (const o of operators) o.child.kill('SIGKILL');
+    await Promise.all(operators.map((o) => o.exited));
+    statusServer.close();
+    await api.close();
+  });
+
+  const alphaSpec = {
+    tenant: 'alpha',
+    source: { type: 'simulator' },
+    devStores: { enabled: true },
+    api: { autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 }, ingress: { enabled: true, host: 'alpha.example.com', tlsSecretName: 'alpha-tls' } },
+    quota: { requestsCpu: '8', limitsCpu: '32', limitsMemory: '32Gi', persistentVolumeClaims: 2 },
+  };
+
+  it('creates every object of the tenant, each owned by its MarketIndexer, and reports Ready once they roll out', async () => {
+    const mi = createMi('alpha', alphaSpec);
+    await waitFor('alpha applied', async () => condition('alpha', 'Degraded')?.status === 'False');
+    const expected = renderTenant(mi, { environment: 'test', defaults: ENVIRONMENT_DEFAULTS as never }).objects.map(keyOf).sort();
+    const live = ofTenant('mi-alpha');
+    expect(live.map(keyOf).sort()).toEqual(expected);
+    expect(expected.length).toBeGreaterThan(25);
+    for (const o of live) {
+      expect([keyOf(o), (o.metadata as Json).ownerReferences]).toEqual([keyOf(o), [expect.objectContaining({ kind: 'MarketIndexer', name: 'alpha', uid: mi.metadata.uid, controller: true })]]);
+    }
+    expect(getMi('alpha')!.metadata.finalizers).toEqual(['marketindexer.dev/cleanup']);
+    expect(condition('alpha', 'Ready')).toMatchObject({ status: 'False', reason: 'NotAvailable' });
+
+    rollOut('mi-alpha');
+    await waitFor(
+      'alpha Ready, with its indexer read',
+      async () => condition('alpha', 'Ready')?.status === 'True' && condition('alpha', 'Progressing')?.status === 'False' && condition('alpha', 'IndexerLagging')?.status === 'False',
+    );
+    const status = getMi('alpha')!.status!;
+    expect(status).toMatchObject({
+      observedGeneration: 1,
+      namespace: 'mi-alpha',
+      indexer: { lastProcessedSlot: '1000', slotLag: 3, writer: 'indexer-alpha-0:7' },
+      // No HPA controller runs here to set the Deployment's replicas: the stand-in rolls out one.
+      api: { readyReplicas: 1 },
+    });
+    expect(condition('alpha', 'IndexerLagging')).toMatchObject({ status: 'False', reason: 'WithinThreshold', observedGeneration: 1 });
+  });
+
+  it('makes zero writes when nothing changed, through several resyncs', async () => {
+    const reconciles = async () => metric(await metricsOf(operatorPort), 'service_operator_reconciles_total');
+    // What the last rollout caused (its status write, its Events) is done once a resync has run.
+    const settled = await reconciles();
+    await waitFor('a resync', async () => (await reconciles()) > settled, 20_000);
+    const mark = api.requests.length;
+    const before = await reconciles();
+    await waitFor('two more resyncs', async () => (await reconciles()) >= before + 2, 20_000);
+    expect(writesSince(mark)).toEqual([]);
+  });
+
+  it('writes only the object a spec change concerns', async () => {
+    const mark = api.requests.length;
+    const generation = patchSpec('alpha', { api: { ...alphaSpec.api, autoscaling: { ...alphaSpec.api.autoscaling, maxReplicas: 8 } } }).metadata as Json;
+    await waitFor('the change observed', async () => getMi('alpha')!.status?.observedGeneration === generation.generation);
+    const writes = writesSince(mark).map((w) => `${w.verb} ${w.resource}/${w.name}`);
+    expect(writes.filter((w) => !w.endsWith('marketindexers/status/alpha'))).toEqual(['patch horizontalpodautoscalers/market-indexer-api']);
+    expect((s().find(type('autoscaling', 'v2', 'horizontalpodautoscalers'), 'mi-alpha', 'market-indexer-api')!.spec as Json).maxReplicas).toBe(8);
+  });
+
+  it('recreates a child deleted by hand', async () => {
+    const cm = type('', 'v1', 'configmaps');
+    const before = s().get(cm, 'mi-alpha', 'market-indexer-api');
+    s().delete(cm, 'mi-alpha', 'market-indexer-api', 'someone');
+    const back = await waitFor('the ConfigMap back', async () => s().find(cm, 'mi-alpha', 'market-indexer-api'));
+    expect(back.data).toEqual(before.data);
+    expect((back.metadata as Json).uid).not.toBe((before.metadata as Json).uid);
+  });
+
+  it('sets IndexerLagging from the indexer\'s /status, with an Event on each transition', async () => {
+    indexerStatus.set('alpha', { slotLag: 500, lastProcessedSlot: '2000', writer: 'indexer-alpha-1:9', indexerRunning: true });
+    await waitFor('lagging', async () => condition('alpha', 'IndexerLagging')?.status === 'True');
+    expect(getMi('alpha')!.status!.indexer).toEqual({ lastProcessedSlot: '2000', slotLag: 500, writer: 'indexer-alpha-1:9' });
+    indexerStatus.delete('alpha');
+    await waitFor('caught up', async () => condition('alpha', 'IndexerLagging')?.status === 'False');
+    const events = s().list(type('', 'v1', 'events'), 'default', []).filter((e) => (e.involvedObject as Json).name === 'alpha');
+    expect(events.map((e) => `${e.type} ${e.reason}`)).toEqual(expect.arrayContaining(['Warning SlotLagHigh', 'Normal WithinThreshold']));
+  });
+
+  it('prunes what it no longer renders, and only that', async () => {
+    const mark = api.requests.length;
+    patchSpec('alpha', { api: { ...alphaSpec.api, autoscaling: { enabled: false } }, monitoring: { enabled: false } });
+    const pruned = [
+      [type('autoscaling', 'v2', 'horizontalpodautoscalers'), 'market-indexer-api'],
+      [type('monitoring.coreos.com', 'v1', 'prometheusrules'), 'market-indexer'],
+      [type('monitoring.coreos.com', 'v1', 'servicemonitors'), 'market-indexer-api'],
+      [type('monitoring.coreos.com', 'v1', 'servicemonitors'), 'market-indexer-indexer'],
+    ] as const;
+    await waitFor('HPA and monitoring gone', async () => pruned.every(([t, n]) => !s().find(t, 'mi-alpha', n)));
+    const deletes = writesSince(mark).filter((w) => w.verb === 'delete').map((w) => `${w.resource}/${w.name}`).sort();
+    expect(deletes).toEqual(['horizontalpodautoscalers/market-indexer-api', 'prometheusrules/market-indexer', 'servicemonitors/market-indexer-api', 'servicemonitors/market-indexer-indexer']);
+    await waitFor('the API Deployment states replicas again', async () => (s().find(type('apps', 'v1', 'deployments'), 'mi-alpha', 'market-indexer-api')!.spec as Json).replicas === 2);
+  });
+
+  it('answers a missing Secret with Degraded and an Event, touching nothing but the namespace, and converges once it exists', async () => {
+    createMi('beta', { tenant: 'beta', source: { type: 'rpc' } });
+    await waitFor('beta degraded', async () => condition('beta', 'Degraded')?.reason === 'SecretMissing');
+    expect(condition('beta', 'Degraded')!.message).toContain('market-indexer/DATABASE_URL, market-indexer/REDIS_URL, market-indexer/RPC_URL');
+    expect(ofTenant('mi-beta').map(keyOf)).toEqual(['Namespace//mi-beta']);
+    expect(s().list(type('', 'v1', 'events'), 'default', []).some((e) => (e.involvedObject as Json).name === 'beta' && e.reason === 'SecretMissing' && e.type === 'Warning')).toBe(true);
+    apply('Secret', 'secrets', '', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'market-indexer', namespace: 'mi-beta' },
+      stringData: { DATABASE_URL: 'postgres://b@db/b', REDIS_URL: 'redis://r', RPC_URL: 'https://rpc.example' },
+    });
+    await waitFor('beta converged', async () => condition('beta', 'Degraded')?.status === 'False', 40_000);
+    expect(s().find(type('apps', 'v1', 'deployments'), 'mi-beta', 'market-indexer-indexer')).toBeDefined();
+  });
+
+  it('refuses a second MarketIndexer for a tenant, and a namespace nobody owns, touching neither', async () => {
+    const mark = api.requests.length;
+    createMi('alpha-again', { tenant: 'alpha', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    await waitFor('claim refused', async () => condition('alpha-again', 'Degraded')?.reason === 'TenantClaimed');
+    expect(condition('alpha-again', 'Degraded')!.message).toContain('belongs to MarketIndexer alpha');
+    s().create(type('', 'v1', 'namespaces'), undefined, { metadata: { name: 'mi-zeta' } }, 'someone');
+    createMi('zeta', { tenant: 'zeta', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    await waitFor('zeta refused', async () => condition('zeta', 'Degraded')?.reason === 'TenantClaimed');
+    expect(condition('zeta', 'Degraded')!.message).toContain('namespace mi-zeta exists and no MarketIndexer owns it');
+    const touched = writesSince(mark).filter((w) => w.namespace === 'mi-alpha' || w.namespace === 'mi-zeta' || w.name === 'mi-zeta');
+    expect(touched).toEqual([]);
+  });
+
+  it('answers a spec the kit cannot deploy with Degraded InvalidSpec, naming the field', async () => {
+    createMi('iota', { tenant: 'iota', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 }, api: { ingress: { enabled: true } } });
+    await waitFor('invalid', async () => condition('iota', 'Degraded')?.reason === 'InvalidSpec');
+    expect(condition('iota', 'Degraded')!.message).toContain('api.ingress.host: required when api.ingress.enabled is true');
+    expect(ofTenant('mi-iota')).toEqual([]);
+  });
+
+  it('on deletion with Retain, keeps the namespace and its Secrets (no longer owned) and removes the rest', async () => {
+    s().delete(MI(), undefined, 'alpha', 'test');
+    await waitFor('alpha gone', async () => !getMi('alpha'));
+    const left = ofTenant('mi-alpha');
+    expect(left.map(keyOf).sort()).toEqual(['Namespace//mi-alpha', 'Secret/mi-alpha/market-indexer', 'Secret/mi-alpha/market-indexer-dev-stores']);
+    for (const o of left) expect((o.metadata as Json).ownerReferences ?? []).toEqual([]);
+  });
+
+  it('on deletion with Delete, removes the namespace and all in it', async () => {
+    createMi('gamma', { tenant: 'gamma', deletionPolicy: 'Delete', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    await waitFor('gamma applied', async () => condition('gamma', 'Degraded')?.status === 'False');
+    s().delete(MI(), undefined, 'gamma', 'test');
+    await waitFor('gamma and its namespace gone', async () => !getMi('gamma') && ofTenant('mi-gamma').length === 0);
+  });
+
+  it('rides out an API server restart that forgets its watch history, and converges', async () => {
+    await api.restart({ compact: true });
+    createMi('delta', { tenant: 'delta', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    await waitFor('delta applied after the restart', async () => condition('delta', 'Degraded')?.status === 'False', 60_000);
+    expect(ofTenant('mi-delta').length).toBeGreaterThan(20);
+  });
+
+  it('turning the dev stores off removes them, and lets their Secrets go instead of deleting them', async () => {
+    const mark = api.requests.length;
+    patchSpec('delta', { devStores: { enabled: false } });
+    // Wait for every dev-store object, not the StatefulSets alone: the prune deletes them one by one.
+    const devStoreObjects = [type('apps', 'v1', 'statefulsets'), type('', 'v1', 'services'), type('networking.k8s.io', 'v1', 'networkpolicies')].flatMap((t) => ['postgres', 'redis'].map((n) => [t, n] as const));
+    await waitFor('dev stores gone', async () => devStoreObjects.every(([t, n]) => !s().find(t, 'mi-delta', n)));
+    const deletes = writesSince(mark).filter((w) => w.verb === 'delete').map((w) => `${w.resource}/${w.name}`).sort();
+    expect(deletes).toEqual(['networkpolicies/postgres', 'networkpolicies/redis', 'services/postgres', 'services/redis', 'statefulsets/postgres', 'statefulsets/redis']);
+    await waitFor('Secrets let go', async () =>
+      ['market-indexer', 'market-indexer-dev-stores'].every((n) => ((s().find(type('', 'v1', 'secrets'), 'mi-delta', n)?.metadata as Json | undefined)?.ownerReferences as unknown[] | undefined)?.length === 0),
+    );
+    // The pods keep working on the Secret they had: the tenant stays served.
+    await waitFor('delta still applied', async () => condition('delta', 'Degraded')?.status === 'False');
+  });
+
+  it('runs one leader of two; the other takes over when the leader is killed', async () => {
+    const standby = startOperator();
+    const standbyPort = await standby.port;
+    const leases = type('coordination.k8s.io', 'v1', 'leases');
+    const holder = () => ((s().find(leases, 'market-indexer-system', LEASE_NAME)!.spec as Json).holderIdentity as string);
+    const first = holder();
+    // The standby campaigns for a while without winning.
+    await waitFor('the standby to campaign', async () => api.requests.filter((r) => r.resource === 'leases' && r.verb === 'get').length > 3);
+    expect(metric(await metricsOf(standbyPort), 'service_operator_is_leader')).toBe(0);
+    expect(metric(await metricsOf(operatorPort), 'service_operator_is_leader')).toBe(1);
+    expect(holder()).toBe(first);
+    operators[0]!.child.kill('SIGKILL');
+    await waitFor('the standby to lead', async () => holder() !== first && metric(await metricsOf(standbyPort), 'service_operator_is_leader') === 1, LEASE_SECONDS * 4000);
+    expect((s().find(leases, 'market-indexer-system', LEASE_NAME)!.spec as Json).leaseTransitions).toBeGreaterThanOrEqual(1);
+    createMi('epsilon', { tenant: 'epsilon', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    await waitFor('epsilon applied by the new leader', async () => condition('epsilon', 'Degraded')?.status === 'False', 60_000);
+    operatorPort = standbyPort;
+  });
+
+  it('converges 100 MarketIndexers created at once', async () => {
+    const names = Array.from({ length: 100 }, (_, i) => `bulk-${i}`);
+    const spec = { source: { type: 'simulator' }, devStores: { enabled: true }, monitoring: { enabled: false }, quota: { persistentVolumeClaims: 2 } };
+    for (const n of names) createMi(n, { tenant: n, ...spec });
+    const ready = (n: string) => condition(n, 'Ready')?.status === 'True';
+    await waitFor(
+      'every bulk tenant Ready',
+      async () => {
+        for (const n of names) if (!ready(n) && s().list(type('apps', 'v1', 'deployments'), `mi-${n}`, []).length === 2) rollOut(`mi-${n}`);
+        return names.every(ready);
+      },
+      110_000,
+    );
+    for (const n of names) expect([n, condition(n, 'Degraded')?.status]).toEqual([n, 'False']);
+  }, 120_000);
+
+  it('made only the requests its permission table allows, and used every entry of it', () => {
+    const mine = api.requests.filter((r) => r.token === TOKEN);
+    const outside = mine.filter((r) => !isPermitted(r.group, r.resource, r.verb)).map((r) => `${r.verb} ${r.resource}`);
+    expect([...new Set(outside)]).toEqual([]);
+    const used = new Set(mine.map((r) => `${r.group}|${r.resource}|${r.verb}`));
+    const unused = OPERATOR_PERMISSIONS.filter((p) => !p.implied).flatMap((p) => p.verbs.map((v) => `${p.group}|${p.resource}|${v}`)).filter((k) => !used.has(k));
+    expect(unused).toEqual([]);
+    expect(mine.filter((r) => r.verb === 'patch' && r.resource !== 'marketindexers/status').length).toBeGreaterThan(0);
+    expect(FIELD_MANAGER).toBe('market-indexer-operator');
+  });
+});

@@ -1,0 +1,114 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { MarketIndexer } from '../../cdk8s/lib/crd';
+import { nextConditions, transitions } from '../../operator/conditions';
+import { createIndexerStatusPoller, FAILURES_TO_FORGET } from '../../operator/indexer-status';
+import { createWorkQueue } from '../../operator/queue';
+import { holds } from '../../operator/reconcile';
+import { testCommon } from '../support/common';
+
+describe('operator work queue', () => {
+  it('coalesces a key queued several times, and never hands one key to two workers', async () => {
+    const q = createWorkQueue();
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    expect(await q.get()).toBe('a');
+    q.add('a'); // while a is processed: it comes back once a is done, not before
+    expect(await q.get()).toBe('b');
+    let third: string | undefined;
+    void q.get().then((k) => (third = k));
+    await new Promise((r) => setImmediate(r));
+    expect(third).toBeUndefined();
+    q.done('a');
+    await new Promise((r) => setImmediate(r));
+    expect(third).toBe('a');
+    q.shutDown();
+    expect(await q.get()).toBeUndefined();
+  });
+
+  it('backs a failing key off exponentially, with jitter in the upper half, and forgets on success', async () => {
+    const delays: number[] = [];
+    const realSetTimeout = global.setTimeout;
+    const spy = jest.spyOn(global, 'setTimeout').mockImplementation(((fn: () => void, ms: number) => {
+      delays.push(ms);
+      return realSetTimeout(fn, 0);
+    }) as never);
+    try {
+      const q = createWorkQueue({ baseDelayMs: 100, maxDelayMs: 1000, random: () => 1 });
+      for (let i = 0; i < 6; i++) {
+        q.addRateLimited('x');
+        q.done(await q.get() as string);
+      }
+      expect(delays).toEqual([100, 200, 400, 800, 1000, 1000]);
+      q.forget('x');
+      q.addRateLimited('x');
+      expect(delays.at(-1)).toBe(100);
+      const low = createWorkQueue({ baseDelayMs: 100, random: () => 0 });
+      low.addRateLimited('y');
+      expect(delays.at(-1)).toBe(50);
+      q.shutDown();
+      low.shutDown();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('operator drift check', () => {
+  it('holds what it set whatever the server added, and compares quantities by amount', () => {
+    expect(holds({ spec: { replicas: 2, paused: false }, status: {} }, { spec: { replicas: 2 } })).toBe(true);
+    expect(holds({ spec: { replicas: 3 } }, { spec: { replicas: 2 } })).toBe(false);
+    expect(holds({ cpu: '500m' }, { cpu: '0.5' })).toBe(true);
+    expect(holds({ cpu: '501m' }, { cpu: '0.5' })).toBe(false);
+    expect(holds({ tag: '0.1.0' }, { tag: '0.1' })).toBe(false);
+    expect(holds({ list: [{ a: 1, b: 2 }] }, { list: [{ a: 1 }] })).toBe(true);
+    expect(holds({ list: [{ a: 1 }, { a: 2 }] }, { list: [{ a: 1 }] })).toBe(false);
+    expect(holds({}, { metadata: { labels: { x: 'y' } } })).toBe(false);
+  });
+});
+
+describe('operator conditions', () => {
+  it('keeps lastTransitionTime while a status stays, and reports a transition only on a change', () => {
+    const first = nextConditions(undefined, [{ type: 'Ready', status: 'False', reason: 'NotAvailable', message: 'm' }], 1, 'T1');
+    const same = nextConditions(first, [{ type: 'Ready', status: 'False', reason: 'Other', message: 'n' }], 2, 'T2');
+    expect(same[0]).toEqual({ type: 'Ready', status: 'False', reason: 'Other', message: 'n', lastTransitionTime: 'T1', observedGeneration: 2 });
+    expect(transitions(first, same)).toEqual([]);
+    const flipped = nextConditions(same, [{ type: 'Ready', status: 'True', reason: 'Available', message: 'ok' }], 2, 'T3');
+    expect(flipped[0]!.lastTransitionTime).toBe('T3');
+    expect(transitions(same, flipped).map((c) => c.status)).toEqual(['True']);
+  });
+});
+
+describe('operator status poller', () => {
+  it(`keeps the last observation through ${FAILURES_TO_FORGET - 1} lost reads and forgets it at the ${FAILURES_TO_FORGET}rd`, async () => {
+    let up = true;
+    const server = http.createServer((_req, res) => {
+      if (!up) return void res.writeHead(503).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ slotLag: 4, lastProcessedSlot: '9', writer: 'w:1', indexerRunning: true }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const mi = { metadata: { name: 'm' }, spec: { tenant: 't' } } as unknown as MarketIndexer;
+    const changes: string[] = [];
+    const poller = createIndexerStatusPoller({
+      urlTemplate: `http://127.0.0.1:${(server.address() as AddressInfo).port}/{tenant}`,
+      intervalMs: 60_000,
+      logger: testCommon().logger,
+      list: () => [mi],
+      onChange: (n) => changes.push(n),
+    });
+    try {
+      await poller.pollOnce();
+      expect(poller.get(mi)).toEqual({ slotLag: 4, lastProcessedSlot: '9', writer: 'w:1', indexerRunning: true });
+      up = false;
+      for (let i = 1; i < FAILURES_TO_FORGET; i++) await poller.pollOnce();
+      expect(poller.get(mi)).toBeDefined();
+      expect(changes).toEqual(['m']);
+      await poller.pollOnce();
+      expect(poller.get(mi)).toBeUndefined();
+      expect(changes).toEqual(['m', 'm']);
+    } finally {
+      server.close();
+    }
+  });
+});
