@@ -1,14 +1,15 @@
 # One image for both processes:
 #   API      docker run … market-indexer                        (node dist/server/main.js)
 #   indexer  docker run … market-indexer node dist/indexer/main.js --source rpc
+#   operator docker run … market-indexer node dist/operator/main.js
 # Runs as a numeric non-root uid and writes nothing outside /tmp, so it works with a read-only
-# root filesystem (mount an emptyDir or tmpfs at /tmp). The build steps are `npm install` and
+# root filesystem (mount an emptyDir or tmpfs at /tmp). The build steps are `npm ci` and
 # `npm run build`, the same commands the test suite's build test runs.
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY core ./core
@@ -16,6 +17,9 @@ COPY db ./db
 COPY embedded ./embedded
 COPY indexer ./indexer
 COPY server ./server
+COPY operator ./operator
+COPY cdk8s/lib ./cdk8s/lib
+COPY cdk8s/imports ./cdk8s/imports
 COPY api-reference ./api-reference
 RUN npm run build && npm prune --omit=dev
 

@@ -19,7 +19,7 @@ import { MarketSimulator } from '../indexer/sources/simulator/engine';
 import { createApp } from '../server/app';
 import { createApiStores } from '../server/stores';
 import { walletHeaders } from '../test/support/api';
-import { admin, build, cpuSeconds, dbUrl, pct, REDIS_URL, spawnListening } from './support';
+import { admin, build, cpuSeconds, dbUrl, loadSigned, pct, REDIS_URL, spawnListening } from './support';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const run_ = promisify(execFile);
@@ -87,7 +87,15 @@ export async function run(): Promise<void> {
   const common = { config, logger, metrics: createMetrics(), shutdown: createShutdown(logger) };
   const redis = createRedis(REDIS_URL);
   await redisReady(redis);
-  const paths = ['/api/v1/markets/current', '/api/v1/orderbook/top', '/api/v1/markets?limit=50'];
+  // BENCH_PATHS=/api/v1/markets/current measures one path (more rounds in the same time).
+  const paths = process.env.BENCH_PATHS ? process.env.BENCH_PATHS.split(',') : ['/api/v1/markets/current', '/api/v1/orderbook/top', '/api/v1/markets?limit=50'];
+  // The signed route measured against the public current market: a wallet with stored stats, so
+  // the handler is one indexed read, and the rest is what signing costs the server (budget
+  // check, Ed25519 verification, nonce claim, per-wallet limit; D-77).
+  const SIGNED = '/api/v1/stats';
+  const statsWallet = (await database.db.one<{ wallet: string }>('SELECT wallet FROM user_stats ORDER BY total_trades DESC, wallet LIMIT 1')).wallet;
+  const signer = sim.walletKeys.find((k) => k.address === statsWallet)!;
+  const PUBLIC_ROW = `/api/v1/v2/referral/${statsWallet}`;
   const rows: [string, string][] = [];
 
   // The real API process (production build, plain node, full middleware: Redis rate limiter
@@ -106,6 +114,11 @@ export async function run(): Promise<void> {
     ['tracing off', {}],
     ['tracing on, every request', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }],
     ['tracing on, 1 in 10 sampled', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }],
+    // Context propagation switched on by the rare sampled request, nearly nothing traced: what
+    // every request pays for tracing being possible (Node's AsyncLocalStorage hooks).
+    ['tracing on, 1 in 1,000 sampled', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.001' }],
+    // The SDK and the instrumentations loaded, nothing sampled: what an unsampled request pays.
+    ['tracing on, none sampled', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_off' }],
   ];
   const targets: Target[] = [];
   for (const [label, tracingEnv] of variants) {
@@ -135,6 +148,8 @@ export async function run(): Promise<void> {
   );
   // Fresh processes: warm the JIT, the pools and the cache before measuring.
   for (const t of targets) for (const p of paths) await sequential(`${t.base}${t.path(p)}`, 300);
+  const signedTarget = targets.find((t) => t.label === 'API process, tracing off')!;
+  await sequential(`${signedTarget.base}${SIGNED}`, 300, () => walletHeaders(signer, `GET ${SIGNED.slice('/api/v1'.length)}`));
 
   // Interleaved rounds: this machine's speed drifts by tens of percent within minutes, so each
   // round measures the ceiling and every variant back to back, and a ratio only ever compares
@@ -148,6 +163,19 @@ export async function run(): Promise<void> {
         const cpuUs = ((cpuSeconds(t.child.pid!) - cpu0) * 1e6) / Math.max(1, r.total);
         const key = `${p}\u0000${t.label}`;
         (runs.get(key) ?? runs.set(key, []).get(key)!).push({ ...r, cpuUs, round });
+        // Right after the public current market on the same process: the signed route, and a
+        // public route that also reads one indexed row, which tells the signature's cost from the read's.
+        if (t === signedTarget && p === paths[0]) {
+          for (const [route, loader] of [
+            [SIGNED, () => loadSigned(`${t.base}${SIGNED}`, signer.secretKey.subarray(0, 32), DURATION)],
+            [PUBLIC_ROW, () => load(`${t.base}${PUBLIC_ROW}`)],
+          ] as const) {
+            const c0 = cpuSeconds(t.child.pid!);
+            const s = await loader();
+            const sKey = `${route}\u0000${t.label}`;
+            (runs.get(sKey) ?? runs.set(sKey, []).get(sKey)!).push({ ...s, cpuUs: ((cpuSeconds(t.child.pid!) - c0) * 1e6) / Math.max(1, s.total), round });
+          }
+        }
       }
     }
   }
@@ -155,13 +183,34 @@ export async function run(): Promise<void> {
   for (const p of paths) {
     rows.push([`GET ${p} (${Buffer.byteLength(bodies[paths.indexOf(p)]!)} bytes)`, '']);
     const ceiling = runs.get(`${p}\u0000${targets[0]!.label}`)!;
+    const off = runs.get(`${p}\u0000API process, tracing off`)!;
+    const span = (xs: number[]) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
     for (const t of targets) {
       const rs = runs.get(`${p}\u0000${t.label}`)!;
       const ratios = rs.map((r) => r.rps / ceiling.find((c) => c.round === r.round)!.rps);
-      const ratio = t === targets[0] ? '' : `, ratio ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+      // The tracing variants against the same process with tracing off, round by round.
+      const vsOff = t.label.startsWith('API process, tracing on') ? `, vs tracing off ${span(rs.map((r) => r.rps / off.find((c) => c.round === r.round)!.rps))}` : '';
+      const ratio = t === targets[0] ? '' : `, ratio ${span(ratios)}${vsOff}`;
       rows.push([
         `  ${t.label}`,
         `${Math.round(median(rs.map((r) => r.rps)))} req/s${ratio}, p99 ${median(rs.map((r) => r.p99))} ms, ${Math.round(median(rs.map((r) => r.cpuUs)))} µs CPU/request, errors ${rs.reduce((n, r) => n + r.errors, 0)}`,
+      ]);
+    }
+  }
+  {
+    // Ratios to the public current market measured just before, on the same process.
+    const pub = runs.get(`${paths[0]}\u0000${signedTarget.label}`)!;
+    rows.push([`Signed vs public, ${signedTarget.label}; ratio to GET ${paths[0]} of the same round`, '']);
+    for (const [route, label] of [
+      [paths[0], `GET ${paths[0]} (public, from memory)`],
+      [SIGNED, `GET ${SIGNED} (wallet-signed, a new nonce per request, one indexed read)`],
+      [PUBLIC_ROW, 'GET /api/v1/v2/referral/:wallet (public, one indexed read)'],
+    ] as const) {
+      const rs = runs.get(`${route}\u0000${signedTarget.label}`)!;
+      const ratios = rs.map((r) => r.rps / pub.find((c) => c.round === r.round)!.rps);
+      rows.push([
+        `  ${label}`,
+        `${Math.round(median(rs.map((r) => r.rps)))} req/s, ratio ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}), p99 ${median(rs.map((r) => r.p99))} ms, ${Math.round(median(rs.map((r) => r.cpuUs)))} µs CPU/request, errors ${rs.reduce((n, r) => n + r.errors, 0)}`,
       ]);
     }
   }

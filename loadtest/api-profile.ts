@@ -2,7 +2,8 @@
  * `npm run bench -- api-profile`: CPU profile of the production API process (from dist/)
  * under 64 connections on one path, with tracing on (every request, exported to a local
  * sink) unless BENCH_TRACING=off. Prints the hottest functions and packages; the profile is
- * kept for a closer look (BENCH_PROFILE).
+ * kept for a closer look (BENCH_PROFILE). BENCH_SIGNED=1 signs every request (a new nonce each)
+ * as a wallet with stored stats: for `/api/v1/stats` and the other wallet-signed routes.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -15,7 +16,7 @@ import { createDatabase } from '../core/db';
 import { IDL } from '../core/events';
 import { createProjector } from '../indexer/project';
 import { MarketSimulator } from '../indexer/sources/simulator/engine';
-import { build, cpuSeconds, dropDatabase, freshDatabase, REDIS_URL, spawnListening } from './support';
+import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnListening } from './support';
 
 const run_ = promisify(execFile);
 
@@ -60,6 +61,10 @@ export async function run(): Promise<void> {
     for (let s = 0; s < 200; s++) txs.push(...sim.nextBlock().transactions);
     await projector.applyBatch(txs, { writerEpoch: 0 });
   }
+  const statsWallet = (await database.db.one<{ wallet: string }>('SELECT wallet FROM user_stats ORDER BY total_trades DESC, wallet LIMIT 1')).wallet;
+  const signer = process.env.BENCH_SIGNED
+    ? sim.walletKeys.find((k) => k.address === statsWallet)!
+    : undefined;
   await database.close();
 
   const sink = http.createServer((req, res) => {
@@ -85,19 +90,30 @@ export async function run(): Promise<void> {
     PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000',
     RATE_LIMIT_MAX_REQUESTS: '100000000',
     ...(process.env.BENCH_TRACING === 'off' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl }),
+    // The sampler under test, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1.
+    ...Object.fromEntries(['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
   }, profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : []);
   const port = await listening;
   const cli = require.resolve('autocannon/autocannon.js');
+  const seconds = process.env.BENCH_SECONDS ?? '8';
   // CPU per request varies far less than req/s on a shared machine: it is what a change
   // to the request path is judged by; throughput also depends on what else runs.
   const cpu0 = cpuSeconds(child.pid!);
-  const { stdout } = await run_(process.execPath, [cli, '-c', '64', '-d', process.env.BENCH_SECONDS ?? '8', '-j', `http://127.0.0.1:${port}${target}`], { maxBuffer: 16 << 20 });
+  const r = signer
+    ? await loadSigned(`http://127.0.0.1:${port}${target}`, signer.secretKey.subarray(0, 32), Number(seconds))
+    : await (async () => {
+        const { stdout } = await run_(process.execPath, [cli, '-c', '64', '-d', seconds, '-j', `http://127.0.0.1:${port}${target}`], { maxBuffer: 16 << 20 });
+        const a = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+        return { rps: a.requests.average, p99: a.latency.p99, total: a.requests.total, errors: a.errors + a.non2xx };
+      })();
   const cpu = cpuSeconds(child.pid!) - cpu0;
-  const r = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number } };
   child.kill('SIGTERM');
   await new Promise((res) => child.once('exit', res));
   sink.close();
   await dropDatabase(name);
-  process.stdout.write(`\nAPI profile: GET ${target}, tracing ${process.env.BENCH_TRACING === 'off' ? 'off' : 'on'}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms, API process CPU ${((cpu * 1e6) / r.requests.total).toFixed(0)} µs/request\n`);
+  const sampler = process.env.OTEL_TRACES_SAMPLER ? ` (${process.env.OTEL_TRACES_SAMPLER}${process.env.OTEL_TRACES_SAMPLER_ARG ? ` ${process.env.OTEL_TRACES_SAMPLER_ARG}` : ''})` : '';
+  process.stdout.write(
+    `\nAPI profile: GET ${target}${signer ? ' (signed)' : ''}, tracing ${process.env.BENCH_TRACING === 'off' ? 'off' : `on${sampler}`}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, API process CPU ${((cpu * 1e6) / r.total).toFixed(0)} µs/request, errors ${r.errors}\n`,
+  );
   if (profiling) process.stdout.write(`${summarize(JSON.parse(await readFile(file, 'utf8')) as Profile, Number(process.env.BENCH_TOP ?? 25))}\nprofile: ${file}\n`);
 }

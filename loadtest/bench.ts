@@ -4,6 +4,7 @@ const benches: Record<string, () => Promise<void>> = {
   api: async () => (await import('./api-bench')).run(),
   ws: async () => (await import('./ws-bench')).run(),
   'api-profile': async () => (await import('./api-profile')).run(),
+  operator: async () => (await import('./operator-bench')).run(),
 };
 
 const name = process.argv[2];

@@ -1,6 +1,8 @@
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import type autocannon from 'autocannon';
 import { Client } from 'pg';
 
 /** Shared by the benchmarks: where they make their scratch databases and Redis tenants. */
@@ -112,4 +114,18 @@ export function postgresCpuSeconds(): number | null {
     }
   }
   return found ? total : null;
+}
+
+/**
+ * A wallet-signed route under 64 connections for `seconds`, each request with its own nonce and
+ * signature by the wallet of `seed` (loadtest/signed-load.ts, in its own process).
+ */
+export async function loadSigned(url: string, seed: Uint8Array, seconds: number) {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(__dirname, 'signed-load.ts')], {
+    maxBuffer: 16 * 1024 * 1024,
+    env: { ...process.env, SIGNED_URL: url, SIGNED_SECONDS: String(seconds), SIGNED_SEED: Buffer.from(seed).toString('hex'), SIGNED_PREPARE: String(Math.max(10_000, seconds * 6_000)) },
+  });
+  const r = JSON.parse(stdout) as autocannon.Result & { prepared: number; used: number };
+  if (r.used > r.prepared) process.stderr.write(`signed load: ${r.used - r.prepared} signatures made during the run\n`);
+  return { rps: r.requests.average, p99: r.latency.p99, total: r.requests.total, errors: r.errors + r.non2xx };
 }

@@ -112,3 +112,12 @@ else
   apt_install chromium
   say "Chromium: installed $(command -v chromium)"
 fi
+
+# promtool checks and unit-tests the kit's alert rules (Debian's prometheus package ships it;
+# nothing is started: the package's service needs systemd).
+if command -v promtool >/dev/null; then
+  say "promtool: $(command -v promtool)"
+else
+  apt_install --no-install-recommends prometheus
+  say "promtool: installed $(command -v promtool)"
+fi

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 
-const { values, positionals } = parseArgs({ options: { port: { type: 'string', default: process.env.API_PORT || '3000' }, host: { type: 'string', default: 'localhost' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({ options: { port: { type: 'string', default: process.env.API_PORT || process.env.PORT || '3000' }, host: { type: 'string', default: 'localhost' } }, allowPositionals: true });
 if (!positionals.length) {
   process.stderr.write('usage: npm run tail -- [--port 3000] [--host localhost] market:<id> | orderbook:<id> ...\n');
   process.exit(2);

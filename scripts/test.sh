@@ -4,6 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-services.sh
+# The committed lock must install with `npm ci` everywhere (npm run lock refreshes it).
+node scripts/complete-lock.mjs --check
+if ! npm ci --dry-run --ignore-scripts >/dev/null 2>&1; then
+  echo 'package-lock.json is out of step with package.json for npm ci: run npm run lock' >&2
+  exit 1
+fi
 npx tsc --noEmit -p tsconfig.json
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT

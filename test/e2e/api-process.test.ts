@@ -2,6 +2,30 @@ import { fork } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { ROOT } from '../support/processes';
+import { createTestDatabase } from '../support/pg';
+import { rawGet } from '../support/raw-http';
+import { TEST_REDIS_URL, testTenant } from '../support/redis';
+
+/** The API entry point with stdout (its JSON log) kept. */
+function apiWithLog(env: Record<string, string>) {
+  const child = fork(path.join(ROOT, 'server/main.ts'), [], {
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx'],
+    env: { PATH: process.env.PATH ?? '', API_HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const port = new Promise<number>((resolve, reject) => {
+    child.on('message', (m: { type?: string; port?: number }) => m?.type === 'listening' && resolve(m.port!));
+    child.once('exit', (c) => reject(new Error(`exited ${c}: ${err}${out}`)));
+  });
+  port.catch(() => {});
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, port, exited, stdout: () => out, stderr: () => err };
+}
 
 describe('API process (real child process)', () => {
   it('on SIGTERM finishes the in-flight request, refuses new connections and exits 0', async () => {
@@ -42,6 +66,57 @@ describe('API process (real child process)', () => {
     } finally {
       child.kill('SIGKILL');
       hang.close();
+    }
+  }, 30_000);
+
+  it('answers a flood of malformed percent-encoding from one address with 400s, then 429s, and logs none of it', async () => {
+    const tdb = await createTestDatabase();
+    const api = apiWithLog({ DATABASE_URL: tdb.url, REDIS_URL: TEST_REDIS_URL, TENANT_ID: testTenant(), LOG_LEVEL: 'info', API_PORT: '0', RATE_LIMIT_MAX_REQUESTS: '10' });
+    try {
+      const port = await api.port;
+      const flood = await Promise.all(Array.from({ length: 200 }, () => rawGet(port, '/api/v1/markets/%ff%fe', { localAddress: '127.0.0.2' })));
+      const count = (status: number) => flood.filter((r) => r.status === status).length;
+      expect([count(400), count(429)]).toEqual([10, 190]);
+      expect(flood.find((r) => r.status === 400)!.json.code).toBe('INVALID_PARAMETER');
+      // Another address has its own quota.
+      expect((await rawGet(port, '/v2/referral/%E0%A4%A', { localAddress: '127.0.0.3' })).status).toBe(400);
+      api.child.kill('SIGTERM');
+      expect(await api.exited).toBe(0);
+      // Only the process's own start and stop lines: nothing about the 201 refused requests.
+      const lines = api.stdout().trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+      expect(lines.filter((l) => !['api listening', 'shutting down'].includes(l.msg))).toEqual([]);
+      expect(api.stdout()).not.toMatch(/stack|URIError/);
+    } finally {
+      api.child.kill('SIGKILL');
+      await tdb.drop();
+    }
+  }, 30_000);
+
+  it('listens on PORT when API_PORT is unset, and on API_PORT when both are set', async () => {
+    // A port this test holds: a process that tries to listen on it fails, so where it listens is certain.
+    const held = net.createServer();
+    await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
+    const heldPort = String((held.address() as net.AddressInfo).port);
+    const env = { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', LOG_LEVEL: 'info' };
+    try {
+      const onPort = apiWithLog({ ...env, PORT: heldPort });
+      try {
+        // It either fails to listen on PORT (exit 1) or listens somewhere else (it ignored PORT).
+        const listening = onPort.port.then((port) => ({ port }), () => new Promise<never>(() => {}));
+        expect(await Promise.race([onPort.exited.then((code) => ({ code })), listening])).toEqual({ code: 1 });
+        expect(onPort.stdout()).toContain('EADDRINUSE');
+      } finally {
+        onPort.child.kill('SIGKILL');
+      }
+      const both = apiWithLog({ ...env, PORT: heldPort, API_PORT: '0' });
+      try {
+        expect(String(await both.port)).not.toBe(heldPort);
+      } finally {
+        both.child.kill('SIGTERM');
+        expect(await both.exited).toBe(0);
+      }
+    } finally {
+      held.close();
     }
   }, 30_000);
 

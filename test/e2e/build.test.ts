@@ -1,6 +1,10 @@
 import { execFile, fork } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { existsSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { IMAGE } from '../../core/constants';
+import { startTestApiServer } from '../support/kube-apiserver/server';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { ROOT } from '../support/processes';
 import { TEST_REDIS_URL, testTenant } from '../support/redis';
@@ -47,6 +51,22 @@ describe('npm run build → node dist/...', () => {
       api.child.kill('SIGTERM');
     }
     expect(await api.exited).toBe(0);
+  }, 60_000);
+
+  it('has every command the image runs, and the operator runs from dist/ against an API server', async () => {
+    for (const [name, cmd] of Object.entries(IMAGE.commands)) expect([name, existsSync(path.join(ROOT, cmd[cmd.length - 1]!))]).toEqual([name, true]);
+    const api = await startTestApiServer();
+    const kubeconfig = path.join(os.tmpdir(), `build-test-${process.pid}.kubeconfig`);
+    writeFileSync(kubeconfig, api.kubeconfig());
+    const operator = node(IMAGE.commands.operator[IMAGE.commands.operator.length - 1]!, ['--kubeconfig', kubeconfig], { NODE_ENV: 'production', OPERATOR_PORT: '0', API_HOST: '127.0.0.1' });
+    try {
+      const port = await operator.port;
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    } finally {
+      operator.child.kill('SIGTERM');
+      await operator.exited;
+      await api.close();
+    }
   }, 60_000);
 
   it('refuses in-memory stand-ins in production with one line unless ALLOW_EMBEDDED_STORES=true', async () => {

@@ -8,11 +8,11 @@ import { ROOT } from '../support/processes';
 import { waitFor } from '../support/tables';
 import { WsClient } from '../support/ws';
 
-/** The README's run command: its first code line is `npm install && npm start`. */
+/** The README's run command: its first code line is `npm ci && npm start` (the install is the suite's own). */
 function readmeRunCommand(): string[] {
   const first = /```bash\n([^\n]+)/.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'))![1]!;
   const command = first.split('#')[0]!.trim();
-  expect(command).toBe('npm install && npm start');
+  expect(command).toBe('npm ci && npm start');
   return ['npm', 'start'];
 }
 

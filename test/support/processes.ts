@@ -18,7 +18,7 @@ function spawnEntry(entry: string, args: string[], env: Record<string, string>):
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', INDEXER_PORT: '0', API_PORT: '0', API_HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    stdio: ['ignore', process.env.DEBUG_CHILDREN ? 'inherit' : 'ignore', 'pipe', 'ipc'],
   });
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const port = new Promise<number>((resolve, reject) => {
@@ -42,3 +42,6 @@ export const spawnIndexer = (args: string[], env: Record<string, string>): Index
 
 /** The real API entry point as a child process. */
 export const spawnApi = (env: Record<string, string>): ApiChild => spawnEntry('server/main.ts', [], env);
+
+/** The real operator entry point as a child process. */
+export const spawnOperator = (args: string[], env: Record<string, string>): Child => spawnEntry('operator/main.ts', args, { OPERATOR_PORT: '0', ...env });

@@ -1,0 +1,81 @@
+import { DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
+import { SETTING_NAMES, settingSpec } from '../../core/config/settings';
+import { METRICS, METRIC_LABELS, METRIC_SERVICES, type MetricKey } from '../../core/telemetry/metrics';
+import { EnvironmentSchema } from '../../cdk8s/lib/values';
+import { OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
+import { tenantRuleGroups } from '../../cdk8s/lib/alerts';
+import { RULE_DEFAULTS, type RuleThresholds } from '../../observability/prometheus/rules';
+
+/**
+ * The Helm chart's `values.schema.json`: the environment schema the cdk8s app validates with
+ * (cdk8s/lib/values.ts), so both doors refuse the same values with the same field names.
+ */
+export function valuesSchemaJson(): string {
+  const env = JSON.parse(JSON.stringify(EnvironmentSchema)) as { properties: Record<string, unknown> };
+  const schema = {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    title: 'market-indexer chart values (generated from cdk8s/lib/values.ts by `npm run generate`)',
+    ...env,
+    // Helm passes an umbrella chart's `global` values to every subchart.
+    properties: { ...env.properties, global: { type: 'object', description: 'values shared by an umbrella chart; unused' } },
+  };
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
+
+/**
+ * `files/service.json`: what the chart's templates need to know about the service, taken from
+ * `core` (ports, probe paths, the image's user and commands, which process reads which setting,
+ * metric names), so the templates type none of it.
+ */
+export function serviceFactsJson(): string {
+  const facts = {
+    generatedFrom: 'core/constants.ts, core/config/settings.ts, core/telemetry/metrics.ts (npm run generate)',
+    ports: DEFAULT_PORTS,
+    paths: OPS_PATHS,
+    image: { uid: IMAGE.uid, writableDir: IMAGE.writableDir, commands: IMAGE.commands },
+    settings: Object.fromEntries(
+      SETTING_NAMES.map((name) => {
+        const s = settingSpec(name);
+        return [name, { readBy: s.readBy, secret: s.secret, ...(s.default === undefined ? {} : { default: s.default }) }];
+      }),
+    ),
+    metrics: Object.fromEntries((Object.keys(METRICS) as MetricKey[]).map((k) => [k, METRICS[k].name])),
+    metricLabels: METRIC_LABELS,
+    metricServices: METRIC_SERVICES,
+    // The operator's ClusterRole (cluster-wide entries) and Role (its namespace's).
+    operatorPermissions: OPERATOR_PERMISSIONS.map((p) => ({ group: p.group, resource: p.resource, verbs: p.verbs, namespaced: !!p.namespaced })),
+  };
+  return `${JSON.stringify(facts, null, 2)}\n`;
+}
+
+/** The placeholder of the tenant in files/rules.json. */
+export const TENANT_TOKEN = '@@tenant@@';
+
+/**
+ * `files/rules.json`: the tenant's rule groups as the cdk8s app renders them
+ * (cdk8s/lib/alerts.ts), with placeholders where the tenant and its `monitoring` thresholds go,
+ * and for each placeholder its path under `monitoring`. The chart's monitoring.yaml replaces them
+ * and renders the groups, so no rule is written twice.
+ */
+export function rulesTemplateJson(): string {
+  const placeholders: Record<string, string[]> = {};
+  const tokens = Object.fromEntries(
+    Object.entries(RULE_DEFAULTS).map(([group, fields]) => [
+      group,
+      Object.fromEntries(
+        Object.keys(fields).map((field) => {
+          const token = `@@${group}.${field}@@`;
+          placeholders[token] = [group, field];
+          return [field, token];
+        }),
+      ),
+    ]),
+  ) as unknown as RuleThresholds;
+  const file = {
+    generatedFrom: 'cdk8s/lib/alerts.ts, observability/prometheus/rules.ts (npm run generate)',
+    tenant: TENANT_TOKEN,
+    placeholders,
+    groups: tenantRuleGroups(TENANT_TOKEN, tokens),
+  };
+  return `${JSON.stringify(file, null, 2)}\n`;
+}

@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { rulesTemplateJson, serviceFactsJson, valuesSchemaJson } from './chart';
+import { marketIndexerCrdYaml } from './crd';
+import { withSettingsTable } from './configuration-doc';
+import { withPermissionsTable } from './operator-doc';
+import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
+import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
+
+export const ROOT = path.resolve(__dirname, '../..');
+
+export interface GeneratedFile {
+  /** Relative to the repository root. */
+  path: string;
+  /** What the file must hold, computed from its source of truth. */
+  content: () => string;
+  source: string;
+}
+
+const read = (p: string) => readFileSync(path.join(ROOT, p), 'utf8');
+
+/**
+ * Every committed file that is derived from a catalog in code. `npm run generate` writes them;
+ * `test/unit/generated.test.ts` fails when one is stale.
+ */
+export const GENERATED_FILES: GeneratedFile[] = [
+  {
+    path: 'docs/configuration.md',
+    source: 'core/config/settings.ts',
+    content: () => withSettingsTable(read('docs/configuration.md')),
+  },
+  {
+    path: 'docs/operator.md',
+    source: 'cdk8s/lib/operator-permissions.ts',
+    content: () => withPermissionsTable(read('docs/operator.md')),
+  },
+  {
+    path: 'charts/market-indexer/values.schema.json',
+    source: 'cdk8s/lib/values.ts',
+    content: valuesSchemaJson,
+  },
+  {
+    path: 'cdk8s/crds/marketindexer.yaml',
+    source: 'cdk8s/lib/crd.ts (from cdk8s/lib/values.ts)',
+    content: marketIndexerCrdYaml,
+  },
+  {
+    path: 'charts/market-indexer/files/crds/marketindexer.yaml',
+    source: 'cdk8s/lib/crd.ts (the chart installs the CRD with the operator)',
+    content: marketIndexerCrdYaml,
+  },
+  {
+    path: 'charts/market-indexer/files/service.json',
+    source: 'core/constants.ts, core/config/settings.ts, core/telemetry/metrics.ts',
+    content: serviceFactsJson,
+  },
+  {
+    path: 'charts/market-indexer/files/rules.json',
+    source: 'cdk8s/lib/alerts.ts, observability/prometheus/rules.ts',
+    content: rulesTemplateJson,
+  },
+  {
+    path: 'observability/prometheus/rules.yaml',
+    source: 'observability/prometheus/rules.ts',
+    content: plainRulesYaml,
+  },
+  {
+    path: 'observability/prometheus/rules.test.yaml',
+    source: 'observability/prometheus/rule-tests.ts',
+    content: plainRuleTestsYaml,
+  },
+  // Dashboards: as plain JSON for import, and inside the chart (it can only read its own files).
+  ...DASHBOARDS.flatMap((d) =>
+    ['observability/grafana/dashboards', 'charts/market-indexer/files/dashboards'].map((dir) => ({
+      path: `${dir}/${d.slug}.json`,
+      source: 'observability/grafana/dashboards.ts',
+      content: () => dashboardJson(d),
+    })),
+  ),
+];
