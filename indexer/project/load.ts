@@ -1,24 +1,24 @@
 import type { IBaseProtocol } from 'pg-promise';
 import type { RowCache } from './cache';
 import type { ProgramEvent } from '../../core/events';
-import type {
-  LevelRow,
-  MarketRow,
-  OrderRow,
-  PositionRow,
-  ReferralLockRow,
-  ReferrerEarningsRow,
-  TraderActivityRow,
-  UserAchievementRow,
-  UserStatsRow,
-} from './rows';
+import { createDecoder } from '../../core/db/table';
+import * as tables from '../../core/db/tables';
 import { achievementKey, earningsKey, levelKey, orderKey, type BatchState, type Table } from './state';
 
 type Row = Record<string, unknown>;
-const big = (v: unknown) => BigInt(v as string);
-const bigOrNull = (v: unknown) => (v === null ? null : BigInt(v as string));
-const num = (v: unknown) => Number(v);
-const numOrNull = (v: unknown) => (v === null ? null : Number(v));
+
+/** Rows as pg returns them (`SELECT *`) into the batch's in-memory rows. */
+const decode = {
+  market: createDecoder(tables.markets),
+  order: createDecoder(tables.orders),
+  level: createDecoder(tables.orderbookLevels),
+  position: createDecoder(tables.positions),
+  activity: createDecoder(tables.traderActivity),
+  stats: createDecoder(tables.userStats),
+  achievement: createDecoder(tables.userAchievements),
+  lock: createDecoder(tables.referralLocks),
+  earnings: createDecoder(tables.referrerEarnings),
+};
 
 /** Every key the batch's events will read, gathered before one query per table. */
 interface Keys {
@@ -101,88 +101,6 @@ function collectKeys(events: ProgramEvent[]): Keys {
   return k;
 }
 
-export const toMarket = (r: Row): MarketRow => ({
-  id: num(r.id),
-  address: r.address as string,
-  marketId: big(r.market_id),
-  oracleFeed: r.oracle_feed as string | null,
-  oracleFeedId: r.oracle_feed_id as string | null,
-  settlementMint: r.settlement_mint as string,
-  creator: r.creator as string | null,
-  durationSeconds: bigOrNull(r.duration_seconds),
-  maxConfidenceRatioBps: numOrNull(r.max_confidence_ratio_bps),
-  state: num(r.state),
-  outcome: numOrNull(r.outcome),
-  tStart: r.t_start as Date,
-  tEnd: r.t_end as Date,
-  startPrice: bigOrNull(r.start_price),
-  startPriceConf: bigOrNull(r.start_price_conf),
-  startPriceExpo: numOrNull(r.start_price_expo),
-  endPrice: bigOrNull(r.end_price),
-  endPriceConf: bigOrNull(r.end_price_conf),
-  endPriceExpo: numOrNull(r.end_price_expo),
-  totalCollateral: big(r.total_collateral),
-  totalYesShares: big(r.total_yes_shares),
-  totalNoShares: big(r.total_no_shares),
-  totalVolume: big(r.total_volume),
-  totalTrades: num(r.total_trades),
-  totalPositions: num(r.total_positions),
-  bestBid: numOrNull(r.best_bid),
-  bestAsk: numOrNull(r.best_ask),
-  accumulatedCreatorFees: big(r.accumulated_creator_fees),
-  creatorFeesEarned: big(r.creator_fees_earned),
-  createdAt: r.created_at as Date,
-  resolvedAt: r.resolved_at as Date | null,
-  updatedAt: r.updated_at as Date,
-  createdSlot: num(r.created_slot),
-  createdSignature: r.created_signature as string,
-});
-
-const toOrder = (r: Row): OrderRow => ({
-  id: num(r.id),
-  marketAddress: r.market_address as string,
-  orderId: big(r.order_id),
-  owner: r.owner as string,
-  sideCode: num(r.side_code),
-  priceBps: num(r.price_bps),
-  quantity: big(r.quantity),
-  filledQuantity: big(r.filled_quantity),
-  statusCode: num(r.status_code),
-  orderType: num(r.order_type),
-  createdAt: r.created_at as Date,
-  updatedAt: r.updated_at as Date,
-  createdSlot: num(r.created_slot),
-  txSignature: r.tx_signature as string,
-});
-
-const toLevel = (r: Row): LevelRow => ({
-  marketAddress: r.market_address as string,
-  bookSide: num(r.book_side),
-  priceBps: num(r.price_bps),
-  quantity: big(r.quantity),
-  orders: num(r.orders),
-});
-
-const toPosition = (r: Row): PositionRow => ({
-  id: num(r.id),
-  address: r.address as string,
-  marketAddress: r.market_address as string,
-  owner: r.owner as string,
-  yesShares: big(r.yes_shares),
-  noShares: big(r.no_shares),
-  collateralDeposited: big(r.collateral_deposited),
-  totalBought: big(r.total_bought),
-  totalSold: big(r.total_sold),
-  feesPaid: big(r.fees_paid),
-  yesCost: big(r.yes_cost),
-  noCost: big(r.no_cost),
-  settled: r.settled as boolean,
-  payout: big(r.payout),
-  createdAt: r.created_at as Date,
-  updatedAt: r.updated_at as Date,
-  settledAt: r.settled_at as Date | null,
-});
-
 /** Rows of `keys` that `cached` holds go into `table`; the others are returned, to be read. */
 function takeCached<R, V>(keys: Map<string, V> | Set<V & string>, cached: Map<string, R> | undefined, table: Table<string, R>): V[] {
   const missing: V[] = [];
@@ -203,7 +121,7 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
   const markets = takeCached(k.markets, cache?.markets, state.markets);
   if (markets.length) {
     for (const r of await q.any<Row>('SELECT * FROM markets WHERE address = ANY($1)', [markets])) {
-      state.markets.load(r.address as string, toMarket(r));
+      state.markets.load(r.address as string, decode.market(r));
     }
   }
   const books: string[] = [];
@@ -218,7 +136,7 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
   }
   if (books.length) {
     for (const r of await q.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = ANY($1)', [books])) {
-      const l = toLevel(r);
+      const l = decode.level(r);
       state.levels.load(levelKey(l.marketAddress, l.bookSide, l.priceBps), l);
     }
     books.forEach((m) => state.bookLoaded.add(m));
@@ -231,7 +149,7 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
       [orders.map((o) => o.market), orders.map((o) => o.orderId.toString())],
     );
     for (const r of rows) {
-      const o = toOrder(r);
+      const o = decode.order(r);
       state.orders.load(orderKey(o.marketAddress, o.orderId), o);
     }
   }
@@ -255,7 +173,7 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
       [positions, owners.map((o) => o.market), owners.map((o) => o.owner)],
     );
     for (const r of rows) {
-      const p = toPosition(r);
+      const p = decode.position(r);
       state.positions.load(p.address, p);
       state.positionByOwner.set(`${p.marketAddress}:${p.owner}`, p.address);
     }
@@ -275,55 +193,22 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
   }
   if (wallets.length) {
     for (const r of await q.any<Row>('SELECT * FROM trader_activity WHERE wallet = ANY($1)', [wallets])) {
-      const a: TraderActivityRow = {
-        wallet: r.wallet as string,
-        tradesCount: num(r.trades_count),
-        volume: big(r.volume),
-        marketsTraded: num(r.markets_traded),
-        firstTradeAt: r.first_trade_at as Date,
-        lastTradeAt: r.last_trade_at as Date,
-      };
+      const a = decode.activity(r);
       state.activity.load(a.wallet, a);
     }
     for (const r of await q.any<Row>('SELECT * FROM user_stats WHERE wallet = ANY($1)', [wallets])) {
-      const s: UserStatsRow = {
-        wallet: r.wallet as string,
-        totalTrades: num(r.total_trades),
-        winningTrades: num(r.winning_trades),
-        losingTrades: num(r.losing_trades),
-        totalPnl: big(r.total_pnl),
-        totalSize: big(r.total_size),
-        bestTradePnl: bigOrNull(r.best_trade_pnl),
-        worstTradePnl: bigOrNull(r.worst_trade_pnl),
-        currentStreak: num(r.current_streak),
-        longestStreak: num(r.longest_streak),
-        updatedAt: r.updated_at as Date,
-      };
+      const s = decode.stats(r);
       state.stats.load(s.wallet, s);
     }
     for (const r of await q.any<Row>('SELECT * FROM user_achievements WHERE wallet = ANY($1)', [wallets])) {
-      const a: UserAchievementRow = {
-        wallet: r.wallet as string,
-        achievementId: num(r.achievement_id),
-        progress: num(r.progress),
-        unlockedAt: r.unlocked_at as Date | null,
-        updatedAt: r.updated_at as Date,
-      };
+      const a = decode.achievement(r);
       state.userAchievements.load(achievementKey(a.wallet, a.achievementId), a);
     }
   }
   const locks = takeCached(k.lockWallets, cache?.locks, state.locks);
   if (locks.length) {
     for (const r of await q.any<Row>('SELECT * FROM referral_locks WHERE wallet = ANY($1)', [locks])) {
-      const l: ReferralLockRow = {
-        wallet: r.wallet as string,
-        referrer: r.referrer as string,
-        expiresAt: r.expires_at as Date,
-        createdAt: r.created_at as Date,
-        updatedAt: r.updated_at as Date,
-        slot: num(r.slot),
-        txSignature: r.tx_signature as string,
-      };
+      const l = decode.lock(r);
       state.locks.load(l.wallet, l);
     }
   }
@@ -335,14 +220,7 @@ export async function loadState(q: IBaseProtocol<unknown>, state: BatchState, ev
       [list.map((e) => e.wallet), list.map((e) => e.mint)],
     );
     for (const r of rows) {
-      const e: ReferrerEarningsRow = {
-        wallet: r.wallet as string,
-        settlementMint: r.settlement_mint as string,
-        accumulated: big(r.accumulated),
-        totalEarned: big(r.total_earned),
-        totalClaimed: big(r.total_claimed),
-        lastCreditAt: r.last_credit_at as Date | null,
-      };
+      const e = decode.earnings(r);
       state.earnings.load(earningsKey(e.wallet, e.settlementMint), e);
     }
   }

@@ -1,145 +1,16 @@
 import type { ITask } from 'pg-promise';
 import { pgBinaryArray, type BinaryElementType } from './pg-binary';
 import type { BatchState, Table } from './state';
+import type { SqlType, TableDef } from '../../core/db/table';
+import { PROJECTED } from '../../core/db/tables';
 
-const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+type Projected = typeof PROJECTED;
 
-interface TableSpec {
-  table: string;
-  props: string[];
-  /** Conflict target for upserts; absent for append-only tables. */
-  conflict?: string[];
-}
-
-const SPECS = {
-  markets: {
-    table: 'markets',
-    conflict: ['id'],
-    props: [
-      'id', 'address', 'marketId', 'oracleFeed', 'oracleFeedId', 'settlementMint', 'creator', 'durationSeconds',
-      'maxConfidenceRatioBps', 'state', 'outcome', 'tStart', 'tEnd', 'startPrice', 'startPriceConf', 'startPriceExpo',
-      'endPrice', 'endPriceConf', 'endPriceExpo', 'totalCollateral', 'totalYesShares', 'totalNoShares', 'totalVolume',
-      'totalTrades', 'totalPositions', 'bestBid', 'bestAsk', 'accumulatedCreatorFees', 'creatorFeesEarned', 'createdAt',
-      'resolvedAt', 'updatedAt', 'createdSlot', 'createdSignature',
-    ],
-  },
-  orders: {
-    table: 'orders',
-    conflict: ['id'],
-    props: [
-      'id', 'marketAddress', 'orderId', 'owner', 'sideCode', 'priceBps', 'quantity', 'filledQuantity', 'statusCode',
-      'orderType', 'createdAt', 'updatedAt', 'createdSlot', 'txSignature',
-    ],
-  },
-  levels: {
-    table: 'orderbook_levels',
-    conflict: ['market_address', 'book_side', 'price_bps'],
-    props: ['marketAddress', 'bookSide', 'priceBps', 'quantity', 'orders'],
-  },
-  positions: {
-    table: 'positions',
-    conflict: ['id'],
-    props: [
-      'id', 'address', 'marketAddress', 'owner', 'yesShares', 'noShares', 'collateralDeposited', 'totalBought', 'totalSold',
-      'feesPaid', 'yesCost', 'noCost', 'settled', 'payout', 'createdAt', 'updatedAt', 'settledAt',
-    ],
-  },
-  trades: {
-    table: 'trades',
-    props: [
-      'id', 'marketAddress', 'makerOrderId', 'takerOrderId', 'maker', 'taker', 'makerSide', 'takerSide', 'priceBps',
-      'quantity', 'takerFee', 'feeProtocol', 'feeCreator', 'feeReferral', 'protocolTreasuryIndex', 'referrer',
-      'txSignature', 'eventIndex', 'slot', 'executedAt',
-    ],
-  },
-  feeConfigs: {
-    table: 'fee_config_history',
-    props: [
-      'id', 'feeCapBps', 'decayRateBps', 'protocolShareBps', 'creatorShareBps', 'referralShareBps', 'changedAt', 'slot',
-      'txSignature', 'eventIndex',
-    ],
-  },
-  tickSizes: { table: 'tick_size_history', props: ['id', 'tickSizeBps', 'changedAt', 'slot', 'txSignature', 'eventIndex'] },
-  locks: {
-    table: 'referral_locks',
-    conflict: ['wallet'],
-    props: ['wallet', 'referrer', 'expiresAt', 'createdAt', 'updatedAt', 'slot', 'txSignature'],
-  },
-  earnings: {
-    table: 'referrer_earnings',
-    conflict: ['wallet', 'settlement_mint'],
-    props: ['wallet', 'settlementMint', 'accumulated', 'totalEarned', 'totalClaimed', 'lastCreditAt'],
-  },
-  referrerCredits: {
-    table: 'referrer_credits',
-    props: ['id', 'referrer', 'referee', 'marketAddress', 'settlementMint', 'amount', 'creditedAt', 'slot', 'txSignature', 'eventIndex'],
-  },
-  referrerClaims: {
-    table: 'referrer_claims',
-    props: ['id', 'wallet', 'settlementMint', 'tokenAccount', 'amount', 'claimedAt', 'slot', 'txSignature', 'eventIndex'],
-  },
-  creatorAccruals: {
-    table: 'creator_fee_accruals',
-    props: ['id', 'marketAddress', 'creator', 'amount', 'accruedAt', 'slot', 'txSignature', 'eventIndex'],
-  },
-  creatorClaims: {
-    table: 'creator_fee_claims',
-    props: ['id', 'marketAddress', 'creator', 'creatorTokenAccount', 'caller', 'amount', 'claimedAt', 'slot', 'txSignature', 'eventIndex'],
-  },
-  activity: {
-    table: 'trader_activity',
-    conflict: ['wallet'],
-    props: ['wallet', 'tradesCount', 'volume', 'marketsTraded', 'firstTradeAt', 'lastTradeAt'],
-  },
-  stats: {
-    table: 'user_stats',
-    conflict: ['wallet'],
-    props: [
-      'wallet', 'totalTrades', 'winningTrades', 'losingTrades', 'totalPnl', 'totalSize', 'bestTradePnl', 'worstTradePnl',
-      'currentStreak', 'longestStreak', 'updatedAt',
-    ],
-  },
-  userAchievements: {
-    table: 'user_achievements',
-    conflict: ['wallet', 'achievement_id'],
-    props: ['wallet', 'achievementId', 'progress', 'unlockedAt', 'updatedAt'],
-  },
-  settledTrades: {
-    table: 'settled_trades',
-    props: [
-      'id', 'wallet', 'marketAddress', 'marketId', 'side', 'shares', 'cost', 'payout', 'pnl', 'isWin', 'marketOutcome',
-      'settledAt', 'tStart', 'tEnd', 'slot', 'txSignature',
-    ],
-  },
-  dailyPnl: { table: 'daily_pnl', props: ['wallet', 'day', 'pnl'] },
-} satisfies Record<string, TableSpec>;
-
-/** SQL type of every column, for the typed unnest() arrays. */
-const TYPES: Record<string, string> = {
-  id: 'bigint', address: 'text', market_id: 'numeric', oracle_feed: 'text', oracle_feed_id: 'text', settlement_mint: 'text',
-  creator: 'text', duration_seconds: 'numeric', max_confidence_ratio_bps: 'int', state: 'smallint', outcome: 'smallint',
-  t_start: 'timestamptz', t_end: 'timestamptz', start_price: 'numeric', start_price_conf: 'numeric', start_price_expo: 'int',
-  end_price: 'numeric', end_price_conf: 'numeric', end_price_expo: 'int', total_collateral: 'numeric', total_yes_shares: 'numeric',
-  total_no_shares: 'numeric', total_volume: 'numeric', total_trades: 'bigint', total_positions: 'bigint', best_bid: 'int',
-  best_ask: 'int', accumulated_creator_fees: 'numeric', creator_fees_earned: 'numeric', created_at: 'timestamptz',
-  resolved_at: 'timestamptz', updated_at: 'timestamptz', created_slot: 'bigint', created_signature: 'text',
-  market_address: 'text', order_id: 'numeric', owner: 'text', side_code: 'smallint', price_bps: 'int', quantity: 'numeric',
-  filled_quantity: 'numeric', status_code: 'smallint', order_type: 'smallint', tx_signature: 'text', book_side: 'smallint',
-  orders: 'int', yes_shares: 'numeric', no_shares: 'numeric', collateral_deposited: 'numeric', total_bought: 'numeric',
-  total_sold: 'numeric', fees_paid: 'numeric', yes_cost: 'numeric', no_cost: 'numeric', settled: 'boolean', payout: 'numeric',
-  settled_at: 'timestamptz', maker_order_id: 'numeric', taker_order_id: 'numeric', maker: 'text', taker: 'text',
-  maker_side: 'smallint', taker_side: 'smallint', taker_fee: 'numeric', fee_protocol: 'numeric', fee_creator: 'numeric',
-  fee_referral: 'numeric', protocol_treasury_index: 'smallint', referrer: 'text', event_index: 'int', slot: 'bigint',
-  executed_at: 'timestamptz', fee_cap_bps: 'int', decay_rate_bps: 'int', protocol_share_bps: 'int', creator_share_bps: 'int',
-  referral_share_bps: 'int', changed_at: 'timestamptz', tick_size_bps: 'int', wallet: 'text', expires_at: 'timestamptz',
-  accumulated: 'numeric', total_earned: 'numeric', total_claimed: 'numeric', last_credit_at: 'timestamptz', referee: 'text',
-  amount: 'numeric', credited_at: 'timestamptz', token_account: 'text', claimed_at: 'timestamptz', accrued_at: 'timestamptz',
-  creator_token_account: 'text', caller: 'text', trades_count: 'bigint', volume: 'numeric', markets_traded: 'int',
-  first_trade_at: 'timestamptz', last_trade_at: 'timestamptz', winning_trades: 'int',
-  losing_trades: 'int', total_pnl: 'numeric', total_size: 'numeric', best_trade_pnl: 'numeric', worst_trade_pnl: 'numeric',
-  current_streak: 'int', longest_streak: 'int', achievement_id: 'int', progress: 'int', unlocked_at: 'timestamptz',
-  side: 'text', shares: 'numeric', cost: 'numeric', pnl: 'numeric', is_win: 'boolean', market_outcome: 'smallint', day: 'date',
-};
+/**
+ * Daily P&L rows add up across batches instead of being read first: its upsert adds the
+ * batch's delta to the stored figure.
+ */
+const ACCUMULATE: { [K in keyof Projected]?: string } = { dailyPnl: 'pnl = daily_pnl.pnl + EXCLUDED.pnl' };
 
 export interface Writer {
   /** Inserts; for tables with a conflict target, an upsert. */
@@ -151,37 +22,34 @@ export interface Writer {
   binary: BinaryElementType[];
 }
 
-/** The element type of each SQL type of TYPES in PostgreSQL's binary array format (D-60). */
-const BINARY: Record<string, BinaryElementType> = {
-  bigint: 'int8', int: 'int4', smallint: 'int2', boolean: 'bool', text: 'text', timestamptz: 'timestamptz', bytea: 'bytea',
-  numeric: 'numeric', date: 'date',
+/** The element type of each SQL type in PostgreSQL's binary array format (D-60). */
+const BINARY: Record<SqlType, BinaryElementType> = {
+  bigint: 'int8', int: 'int4', smallint: 'int2', boolean: 'bool', text: 'text', timestamptz: 'timestamptz', numeric: 'numeric', date: 'date',
 };
-type Writers = { [K in keyof typeof SPECS]: Writer };
+type Writers = { [K in keyof Projected]: Writer };
+
+/** A table's statements, from its descriptor (core/db/tables.ts). */
+function createWriter(t: TableDef, accumulate?: string): Writer {
+  const cols = t.props.map((p) => t.columnOf[p]!);
+  const types = t.props.map((p) => t.columns[p]!.sql);
+  const arrays = types.map((type, i) => `$${i + 1}::${type}[]`);
+  const insertSql = `INSERT INTO ${t.name} (${cols.join(', ')}) SELECT * FROM unnest(${arrays.join(', ')})`;
+  let sql = insertSql;
+  if (t.key) {
+    const key = t.key.map((p) => t.columnOf[p]!);
+    const updates = accumulate ?? cols.filter((c) => !key.includes(c)).map((c) => `${c} = EXCLUDED.${c}`).join(', ');
+    sql += ` ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${updates}`;
+  }
+  return { sql, insertSql, props: [...t.props], binary: types.map((type) => BINARY[type]) };
+}
 
 /**
  * Multi-row statements as `INSERT ... SELECT * FROM unnest($1::type[], ...)` with bound
  * parameters: one round trip per table and batch, no per-row SQL text to build or parse.
  */
 export function createWriters(): Writers {
-  const out: Record<string, Writer> = {};
-  for (const [key, spec] of Object.entries(SPECS) as [string, TableSpec][]) {
-    const cols = spec.props.map(snake);
-    const types = cols.map((c) => {
-      const type = spec.table === 'user_stats' && c === 'total_trades' ? 'int' : TYPES[c];
-      if (!type || !BINARY[type]) throw new Error(`no SQL type for ${spec.table}.${c}`);
-      return type;
-    });
-    const arrays = types.map((type, i) => `$${i + 1}::${type}[]`);
-    const insertSql = `INSERT INTO ${spec.table} (${cols.join(', ')}) SELECT * FROM unnest(${arrays.join(', ')})`;
-    let sql = insertSql;
-    if (spec.conflict) {
-      const updates = cols.filter((c) => !spec.conflict!.includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
-      sql += ` ON CONFLICT (${spec.conflict.join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
-    }
-    out[key] = { sql, insertSql, props: spec.props, binary: types.map((type) => BINARY[type]!) };
-  }
-  // Daily P&L rows add up across batches instead of being read first.
-  out.dailyPnl!.sql = out.dailyPnl!.sql.replace(/ON CONFLICT.*$/, '') + ' ON CONFLICT (wallet, day) DO UPDATE SET pnl = daily_pnl.pnl + EXCLUDED.pnl';
+  const out: Partial<Writers> = {};
+  for (const key of Object.keys(PROJECTED) as (keyof Projected)[]) out[key] = createWriter(PROJECTED[key], ACCUMULATE[key]);
   return out as Writers;
 }
 
@@ -237,19 +105,19 @@ export function* writeStatements(writers: Writers, s: BatchState): Generator<Sta
       ],
     };
   }
-  yield* changed(writers.levels, s.levels, (l) => l.quantity > 0n);
+  yield* changed(writers.orderbookLevels, s.levels, (l) => l.quantity > 0n);
   yield* changed(writers.positions, s.positions);
   yield* upsert(writers.trades, s.trades);
-  yield* upsert(writers.feeConfigs, s.feeConfigs);
-  yield* upsert(writers.tickSizes, s.tickSizes);
-  yield* changed(writers.locks, s.locks);
-  yield* changed(writers.earnings, s.earnings);
+  yield* upsert(writers.feeConfigHistory, s.feeConfigs);
+  yield* upsert(writers.tickSizeHistory, s.tickSizes);
+  yield* changed(writers.referralLocks, s.locks);
+  yield* changed(writers.referrerEarnings, s.earnings);
   yield* upsert(writers.referrerCredits, s.referrerCredits);
   yield* upsert(writers.referrerClaims, s.referrerClaims);
-  yield* upsert(writers.creatorAccruals, s.creatorAccruals);
-  yield* upsert(writers.creatorClaims, s.creatorClaims);
-  yield* changed(writers.activity, s.activity);
-  yield* changed(writers.stats, s.stats);
+  yield* upsert(writers.creatorFeeAccruals, s.creatorAccruals);
+  yield* upsert(writers.creatorFeeClaims, s.creatorClaims);
+  yield* changed(writers.traderActivity, s.activity);
+  yield* changed(writers.userStats, s.stats);
   yield* changed(writers.userAchievements, s.userAchievements);
   yield* upsert(writers.settledTrades, s.settledTrades);
   yield* upsert(writers.dailyPnl, [...s.dailyPnl.values()]);
