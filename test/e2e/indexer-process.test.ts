@@ -30,9 +30,10 @@ describe('indexer processes (real PostgreSQL, SIGKILL)', () => {
   let database: Database;
   const cursor = async () => Number((await database.db.one('SELECT last_processed_slot FROM indexer_cursor')).last_processed_slot);
 
+  // The reference run indexes 2,400 slots in this process: setup, given room on a loaded machine.
   beforeAll(async () => {
     ref = await reference();
-  });
+  }, 120_000);
   afterAll(() => ref.p.close());
   beforeEach(async () => {
     tdb = await createTestDatabase();
