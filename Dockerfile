@@ -16,6 +16,7 @@ COPY core ./core
 COPY db ./db
 COPY embedded ./embedded
 COPY indexer ./indexer
+COPY simulator ./simulator
 COPY server ./server
 COPY operator ./operator
 COPY cdk8s/lib ./cdk8s/lib

@@ -7,7 +7,7 @@ import { createCommon } from '../core/process';
 import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog } from '../core/redis/updates';
 import { createIndexer } from '../indexer/indexer';
-import { createSimulatorSource } from '../indexer/sources/simulator/source';
+import { createSimulatorSource } from '../indexer/sources/simulator';
 import { startApiServer } from '../server/run';
 import { createLiveStores } from '../server/stores';
 import { startEmbeddedPostgres } from './postgres';

@@ -5,7 +5,7 @@ import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import type { UpdateLog } from '../core/redis/updates';
 import { STORES } from '../core/telemetry/metrics';
-import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './project';
+import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './projection';
 import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../core/telemetry/trace-chain';
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';

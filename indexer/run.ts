@@ -12,7 +12,7 @@ import type { Tracing } from '../core/telemetry/tracing';
 import { createIndexerHttp } from './http';
 import { createIndexer } from './indexer';
 import { createRpcSource } from './sources/rpc';
-import { createSimulatorSource } from './sources/simulator/source';
+import { createSimulatorSource } from './sources/simulator';
 import type { Source } from './sources/types';
 import { createWebhookSource, type TransactionSink } from './sources/webhook';
 

@@ -14,8 +14,8 @@ import { promisify } from 'node:util';
 import { migrate } from '../core/db/migrate';
 import { createDatabase } from '../core/db';
 import { IDL } from '../core/events';
-import { createProjector } from '../indexer/project';
-import { MarketSimulator } from '../indexer/sources/simulator/engine';
+import { createProjector } from '../indexer/projection';
+import { MarketSimulator } from '../simulator/engine';
 import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnListening } from './support';
 
 const run_ = promisify(execFile);

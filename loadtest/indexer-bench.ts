@@ -11,8 +11,8 @@ import { createKeys } from '../core/redis/keys';
 import { createLogger } from '../core/telemetry/logger';
 import { createMetrics } from '../core/telemetry/metrics';
 import { createIndexer } from '../indexer/indexer';
-import { pgBinaryArray } from '../indexer/project/pg-binary';
-import { MarketSimulator } from '../indexer/sources/simulator/engine';
+import { pgBinaryArray } from '../indexer/projection/pg-binary';
+import { MarketSimulator } from '../simulator/engine';
 import type { Source } from '../indexer/sources/types';
 import { dropDatabase, freshDatabase, pct, postgresCpuSeconds, REDIS_URL, startProfile } from './support';
 

@@ -1,7 +1,7 @@
 import { createDatabase, type Database } from '../../core/db';
 import { createRedis, redisReady, type Redis } from '../../core/redis/client';
 import { createIndexer } from '../../indexer/indexer';
-import { createSimulatorSource } from '../../indexer/sources/simulator/source';
+import { createSimulatorSource } from '../../indexer/sources/simulator';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
 import { call, serve, walletHeaders, type Json } from '../support/api';
@@ -329,7 +329,7 @@ describe('rate limits shared by two API replicas through Redis', () => {
 
   it('limits sensitive routes per verified wallet and ignores a forged X-Forwarded-For', async () => {
     const [x, y] = await replicas({ RATE_LIMIT_SENSITIVE_MAX: '2', PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '2' });
-    const { keyPairOf } = await import('../../indexer/sources/simulator/ids');
+    const { keyPairOf } = await import('../../simulator/ids');
     const w = keyPairOf('rate-limit-wallet');
     const pos = (s: { url: string }) => call(`${s.url}/api/v1/positions`, { headers: walletHeaders(w, 'GET /positions') });
     expect((await pos(x!)).status).toBe(200);

@@ -3,7 +3,7 @@ import { buildTransaction, type ProgramEvent } from '../../core/events';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
 import { COMPUTED_STATS_CAP } from '../../server/routes/stats';
-import { addressOf, keyPairOf, signatureOf } from '../../indexer/sources/simulator/ids';
+import { addressOf, keyPairOf, signatureOf } from '../../simulator/ids';
 import { call, serve, walletHeaders } from '../support/api';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID, projectionDb, type ProjectionDb } from '../support/indexer';

@@ -7,7 +7,7 @@ import { createDatabase, type Database } from '../../core/db';
 import { createRedis, redisReady, type Redis } from '../../core/redis/client';
 import { createLogger } from '../../core/telemetry/logger';
 import { createMetrics } from '../../core/telemetry/metrics';
-import { keyPairOf } from '../../indexer/sources/simulator/ids';
+import { keyPairOf } from '../../simulator/ids';
 import { verifyEd25519, type SignatureVerifier } from '../../server/auth/verify';
 import { NON_ASCII_MESSAGE } from '../../server/auth/wallet-auth';
 import { errorMapper } from '../../server/http/errors';

@@ -1,6 +1,6 @@
 import { buildTransaction, type ProgramEvent, type RawTransaction } from '../../core/events';
-import { FencedError } from '../../indexer/project';
-import { addressOf, signatureOf } from '../../indexer/sources/simulator/ids';
+import { FencedError } from '../../indexer/projection';
+import { addressOf, signatureOf } from '../../simulator/ids';
 import { PROGRAM_ID, projectionDb, simulate, type ProjectionDb } from '../support/indexer';
 import { tableDigests } from '../support/tables';
 import { compareWithTruth } from '../support/truth';

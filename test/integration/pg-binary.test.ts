@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Client } from 'pg';
-import { pgBinaryArray, type BinaryElementType } from '../../indexer/project/pg-binary';
+import { pgBinaryArray, type BinaryElementType } from '../../indexer/projection/pg-binary';
 import { ADMIN_DATABASE_URL } from '../support/env';
 
 const SQL_TYPE: Record<BinaryElementType, string> = {

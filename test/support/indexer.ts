@@ -1,7 +1,7 @@
 import { createDatabase, type Database } from '../../core/db';
 import { IDL, type RawTransaction } from '../../core/events';
-import { MarketSimulator, type SimulatorOptions } from '../../indexer/sources/simulator/engine';
-import { createProjector, type BatchResult, type Projector } from '../../indexer/project';
+import { MarketSimulator, type SimulatorOptions } from '../../simulator/engine';
+import { createProjector, type BatchResult, type Projector } from '../../indexer/projection';
 import { createTestDatabase, type TestDatabase } from './pg';
 
 export const PROGRAM_ID = IDL.address;

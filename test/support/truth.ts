@@ -1,5 +1,5 @@
 import type { Db } from '../../core/db';
-import type { Truth } from '../../indexer/sources/simulator/truth';
+import type { Truth } from '../../simulator/truth';
 
 type Row = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
-import { finalizeBook } from '../../indexer/project/book';
-import { buildMessages } from '../../indexer/project/messages';
-import type { MarketRow } from '../../indexer/project/rows';
-import { BatchState, levelKey } from '../../indexer/project/state';
+import { finalizeBook } from '../../indexer/projection/book';
+import { buildMessages } from '../../indexer/projection/messages';
+import type { MarketRow } from '../../indexer/projection/rows';
+import { BatchState, levelKey } from '../../indexer/projection/state';
 
 /** The projector's pure steps, without PostgreSQL: the book's best prices and the published messages. */
 const market = (over: Partial<MarketRow> = {}): MarketRow => ({

@@ -1,6 +1,6 @@
-import type { RawTransaction } from '../../../core/events';
-import type { Cursor, Progress, Source } from '../types';
-import { MarketSimulator, type SimulatorOptions } from './engine';
+import type { RawTransaction } from '../../core/events';
+import type { Cursor, Progress, Source } from './types';
+import { MarketSimulator, type SimulatorOptions } from '../../simulator/engine';
 
 export interface SimulatorSourceOptions extends SimulatorOptions {
   /** Stop after this slot (reproducible runs); unset runs forever. */

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { RawTransaction } from '../../../core/events';
+import type { RawTransaction } from '../core/events';
 import type { MarketSimulator } from './engine';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';

@@ -17,8 +17,8 @@ import {
   toCanonical,
   type FeeSplit,
   type Outcome as OutcomeT,
-} from '../../../core/domain';
-import { buildTransaction, type ProgramEvent, type RawTransaction } from '../../../core/events';
+} from '../core/domain';
+import { buildTransaction, type ProgramEvent, type RawTransaction } from '../core/events';
 import { addressOf, hexOf, keyPairOf, signatureOf } from './ids';
 import type { Truth } from './truth';
 
