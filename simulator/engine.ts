@@ -7,6 +7,7 @@ import {
   OrderStatusCode,
   OrderType,
   Outcome,
+  PROTOCOL_TREASURY_SHARDS,
   Side,
   fillEffect,
   isBuySide,
@@ -15,6 +16,7 @@ import {
   splitFee,
   takerFee,
   toCanonical,
+  type FeeParts,
   type FeeSplit,
   type Outcome as OutcomeT,
 } from '../core/domain';
@@ -84,7 +86,7 @@ interface SimMarket {
   mint: string;
   tStart: number;
   tEnd: number;
-  state: number;
+  state: MarketState;
   outcome: OutcomeT | null;
   startPrice: bigint | null;
   endPrice: bigint | null;
@@ -279,61 +281,91 @@ export class MarketSimulator {
       }
     });
 
-    for (const m of this.markets.values()) {
-      const feed = this.feeds[m.feed]!;
-      if (m.state === MarketState.Created && t >= m.tStart) {
-        m.state = MarketState.Trading;
-        m.startPrice = feed.price;
-        send('StartTrading', [
-          { kind: 'TradingStarted', data: { market: m.address, startPrice: feed.price, startPriceConf: feed.price / 5000n, startPriceExpo: PRICE_EXPO, publishTime: BigInt(t) } },
-        ], m.creator);
-      } else if (m.state === MarketState.Trading && t >= m.tEnd) {
-        // Trading ends: every resting order expires, then the market waits for its price.
-        const events: ProgramEvent[] = [];
-        for (const o of [...m.bids, ...m.asks].sort((a, b) => a.seq - b.seq)) {
-          events.push({ kind: 'OrderExpired', data: { market: m.address, orderId: o.orderId, owner: o.owner, remainingQuantity: o.quantity - o.filled } });
-          this.release(m, o);
-          o.status = OrderStatusCode.expired;
-        }
-        m.bids = [];
-        m.asks = [];
-        m.state = MarketState.Settling;
-        events.push({ kind: 'MarketSettling', data: { market: m.address } });
-        send('SettleMarket', events, m.creator);
-      } else if (m.state === MarketState.Settling && t >= m.tEnd + 2) {
-        const wide = this.chance(0.04);
-        const conf = wide ? feed.price / 20n : feed.price / 5000n;
-        const outcome = resolveOutcome({ startPrice: m.startPrice!, endPrice: feed.price, endConf: conf, maxConfidenceRatioBps: MAX_CONF_RATIO_BPS });
-        m.state = MarketState.Resolved;
-        m.outcome = outcome;
-        m.endPrice = feed.price;
-        m.redeemQueue = [...m.positions.keys()];
-        send('ResolveMarket', [
-          { kind: 'MarketResolved', data: { market: m.address, endPrice: feed.price, endPriceConf: conf, endPriceExpo: PRICE_EXPO, outcome, publishTime: BigInt(t) } },
-        ], m.creator);
-      } else if (m.state === MarketState.Resolved && m.redeemQueue) {
-        // Holders redeem a few positions per slot; then the creator may claim, and the market closes.
-        for (let i = 0; i < 4 && m.redeemQueue.length; i++) {
-          const owner = m.redeemQueue.shift()!;
-          const p = m.positions.get(owner)!;
-          this.redeem(m, p, send);
-        }
-        if (!m.redeemQueue.length) {
-          m.redeemQueue = null;
-          if (m.creatorFees > 0n && this.chance(0.7)) {
-            const amount = m.creatorFees;
-            m.creatorFees = 0n;
-            const sig = send('ClaimCreatorFees', [
-              { kind: 'CreatorFeesClaimed', data: { market: m.address, creator: m.creator, creatorTokenAccount: addressOf(`ata:${m.creator}:${m.mint}`), caller: m.creator, amount } },
-            ], m.creator);
-            this.creatorClaims.push({ market_address: m.address, amount: amount.toString(), tx_signature: sig ?? '' });
-          }
-          if (this.chance(0.8)) {
-            m.state = MarketState.Closed;
-            send('CloseMarket', [{ kind: 'MarketClosed', data: { market: m.address } }], m.creator);
-          }
-        }
+    for (const m of this.markets.values()) this.advance(m, t, send);
+  }
+
+  /** Moves a market one step along its lifecycle when its time has come. */
+  private advance(m: SimMarket, t: number, send: Sender): void {
+    switch (m.state) {
+      case MarketState.Pending:
+      case MarketState.Closed:
+        return;
+      case MarketState.Created:
+        if (t >= m.tStart) this.startTrading(m, t, send);
+        return;
+      case MarketState.Trading:
+        if (t >= m.tEnd) this.endTrading(m, send);
+        return;
+      case MarketState.Settling:
+        if (t >= m.tEnd + 2) this.resolve(m, t, send);
+        return;
+      case MarketState.Resolved:
+        if (m.redeemQueue) this.redeemSome(m, m.redeemQueue, send);
+        return;
+      default: {
+        const never: never = m.state;
+        throw new Error(`unknown market state ${String(never)}`);
       }
+    }
+  }
+
+  private startTrading(m: SimMarket, t: number, send: Sender): void {
+    const feed = this.feeds[m.feed]!;
+    m.state = MarketState.Trading;
+    m.startPrice = feed.price;
+    send('StartTrading', [
+      { kind: 'TradingStarted', data: { market: m.address, startPrice: feed.price, startPriceConf: feed.price / 5000n, startPriceExpo: PRICE_EXPO, publishTime: BigInt(t) } },
+    ], m.creator);
+  }
+
+  /** Trading ends: every resting order expires, then the market waits for its price. */
+  private endTrading(m: SimMarket, send: Sender): void {
+    const events: ProgramEvent[] = [];
+    for (const o of [...m.bids, ...m.asks].sort((a, b) => a.seq - b.seq)) {
+      events.push({ kind: 'OrderExpired', data: { market: m.address, orderId: o.orderId, owner: o.owner, remainingQuantity: o.quantity - o.filled } });
+      this.release(m, o);
+      o.status = OrderStatusCode.expired;
+    }
+    m.bids = [];
+    m.asks = [];
+    m.state = MarketState.Settling;
+    events.push({ kind: 'MarketSettling', data: { market: m.address } });
+    send('SettleMarket', events, m.creator);
+  }
+
+  private resolve(m: SimMarket, t: number, send: Sender): void {
+    const feed = this.feeds[m.feed]!;
+    const wide = this.chance(0.04);
+    const conf = wide ? feed.price / 20n : feed.price / 5000n;
+    const outcome = resolveOutcome({ startPrice: m.startPrice!, endPrice: feed.price, endConf: conf, maxConfidenceRatioBps: MAX_CONF_RATIO_BPS });
+    m.state = MarketState.Resolved;
+    m.outcome = outcome;
+    m.endPrice = feed.price;
+    m.redeemQueue = [...m.positions.keys()];
+    send('ResolveMarket', [
+      { kind: 'MarketResolved', data: { market: m.address, endPrice: feed.price, endPriceConf: conf, endPriceExpo: PRICE_EXPO, outcome, publishTime: BigInt(t) } },
+    ], m.creator);
+  }
+
+  /** Holders redeem a few positions per slot; then the creator may claim, and the market closes. */
+  private redeemSome(m: SimMarket, queue: string[], send: Sender): void {
+    for (let i = 0; i < 4 && queue.length; i++) {
+      const owner = queue.shift()!;
+      this.redeem(m, m.positions.get(owner)!, send);
+    }
+    if (queue.length) return;
+    m.redeemQueue = null;
+    if (m.creatorFees > 0n && this.chance(0.7)) {
+      const amount = m.creatorFees;
+      m.creatorFees = 0n;
+      const sig = send('ClaimCreatorFees', [
+        { kind: 'CreatorFeesClaimed', data: { market: m.address, creator: m.creator, creatorTokenAccount: addressOf(`ata:${m.creator}:${m.mint}`), caller: m.creator, amount } },
+      ], m.creator);
+      this.creatorClaims.push({ market_address: m.address, amount: amount.toString(), tx_signature: sig ?? '' });
+    }
+    if (this.chance(0.8)) {
+      m.state = MarketState.Closed;
+      send('CloseMarket', [{ kind: 'MarketClosed', data: { market: m.address } }], m.creator);
     }
   }
 
@@ -562,12 +594,43 @@ export class MarketSimulator {
     send('PlaceOrder', events, owner);
   }
 
+  /**
+   * One match of `q` shares at the maker's price: the fee, the positions' and market's
+   * bookkeeping, the events the program emits and the simulator's own record of the trade.
+   */
   private fill(m: SimMarket, maker: SimOrder, taker: SimOrder, q: bigint, t: number, events: ProgramEvent[]): void {
     const price = maker.bookPrice;
     const fee = takerFee(this.feeCurve, price, q);
     const lock = this.locks.get(taker.owner);
     const referrer = lock && lock.expiresAt > t ? lock.referrer : null;
     const parts = splitFee(fee, this.feeSplit, referrer !== null);
+    this.bookFill(m, maker, taker, q, price, fee);
+    const filled: Extract<ProgramEvent, { kind: 'OrderFilled' }>['data'] = {
+      market: m.address,
+      makerOrderId: maker.orderId,
+      takerOrderId: taker.orderId,
+      maker: maker.owner,
+      taker: taker.owner,
+      makerPosition: this.position(m, maker.owner).address,
+      takerPosition: this.position(m, taker.owner).address,
+      makerSide: maker.side,
+      takerSide: taker.side,
+      priceBps: price,
+      quantity: q,
+      takerFee: fee,
+      feeProtocol: parts.protocol,
+      feeCreator: parts.creator,
+      feeReferral: parts.referral,
+      protocolTreasuryIndex: Number(taker.orderId % BigInt(PROTOCOL_TREASURY_SHARDS)),
+      referrer,
+    };
+    this.recordTrade(filled, events.length);
+    events.push({ kind: 'OrderFilled', data: filled });
+    this.creditFees(m, taker, parts, referrer, events);
+  }
+
+  /** Both sides' positions (shares, cost basis, collateral, fees) and the market's totals. */
+  private bookFill(m: SimMarket, maker: SimOrder, taker: SimOrder, q: bigint, price: number, fee: bigint): void {
     for (const [o, paid] of [[maker, 0n], [taker, fee]] as const) {
       const p = this.position(m, o.owner);
       if (!m.positions.has(o.owner)) m.positions.set(o.owner, p);
@@ -589,47 +652,32 @@ export class MarketSimulator {
     }
     m.volume += q;
     m.trades += 1;
-    const index = events.length;
-    events.push({
-      kind: 'OrderFilled',
-      data: {
-        market: m.address,
-        makerOrderId: maker.orderId,
-        takerOrderId: taker.orderId,
-        maker: maker.owner,
-        taker: taker.owner,
-        makerPosition: this.position(m, maker.owner).address,
-        takerPosition: this.position(m, taker.owner).address,
-        makerSide: maker.side,
-        takerSide: taker.side,
-        priceBps: price,
-        quantity: q,
-        takerFee: fee,
-        feeProtocol: parts.protocol,
-        feeCreator: parts.creator,
-        feeReferral: parts.referral,
-        protocolTreasuryIndex: Number(taker.orderId % 8n),
-        referrer,
-      },
-    });
+  }
+
+  /** The trade as the `trades` table must hold it (ground truth). */
+  private recordTrade(d: Extract<ProgramEvent, { kind: 'OrderFilled' }>['data'], eventIndex: number): void {
     this.tradeRows.push({
-      market_address: m.address,
-      maker_order_id: maker.orderId.toString(),
-      taker_order_id: taker.orderId.toString(),
-      maker: maker.owner,
-      taker: taker.owner,
-      maker_side: maker.side,
-      taker_side: taker.side,
-      price_bps: price,
-      quantity: q.toString(),
-      taker_fee: fee.toString(),
-      fee_protocol: parts.protocol.toString(),
-      fee_creator: parts.creator.toString(),
-      fee_referral: parts.referral.toString(),
-      protocol_treasury_index: Number(taker.orderId % 8n),
-      referrer,
-      event_index: index,
+      market_address: d.market,
+      maker_order_id: d.makerOrderId.toString(),
+      taker_order_id: d.takerOrderId.toString(),
+      maker: d.maker,
+      taker: d.taker,
+      maker_side: d.makerSide,
+      taker_side: d.takerSide,
+      price_bps: d.priceBps,
+      quantity: d.quantity.toString(),
+      taker_fee: d.takerFee.toString(),
+      fee_protocol: d.feeProtocol.toString(),
+      fee_creator: d.feeCreator.toString(),
+      fee_referral: d.feeReferral.toString(),
+      protocol_treasury_index: d.protocolTreasuryIndex,
+      referrer: d.referrer,
+      event_index: eventIndex,
     });
+  }
+
+  /** The creator's and the referrer's shares of the fee, with their events. */
+  private creditFees(m: SimMarket, taker: SimOrder, parts: FeeParts, referrer: string | null, events: ProgramEvent[]): void {
     if (parts.creator > 0n) {
       m.creatorFees += parts.creator;
       m.creatorEarned += parts.creator;
