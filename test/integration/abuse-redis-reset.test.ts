@@ -2,6 +2,11 @@ import IORedis from 'ioredis';
 import { createDatabase, type Database } from '../../core/db';
 import { createRedis, redisReady, type Redis } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
+import { checkRedisRequirements } from '../../core/redis/requirements';
+import { REDIS_ARGS } from '../../cdk8s/lib/dev-stores';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { keyPairOf } from '../../indexer/sources/simulator/ids';
 import { startApiServer } from '../../server/run';
 import { createLiveStores } from '../../server/stores';
@@ -122,6 +127,45 @@ describe('two API replicas across a Redis restart without persistence', () => {
     } finally {
       await Promise.all(held.map((c) => c.close()));
       probe.disconnect();
+    }
+  });
+
+  it('checks the Redis it is given: eviction policy and persistence (D-104)', async () => {
+    const r = new IORedis(server.url, { maxRetriesPerRequest: 1 });
+    try {
+      // As the test started it: no persistence at all, never evicting. A restart loses everything, which D-102 detects.
+      expect(await checkRedisRequirements(r)).toEqual({ checked: true, problems: [] });
+      await r.config('SET', 'maxmemory-policy', 'volatile-lru');
+      await r.config('SET', 'save', '60 1');
+      const bad = await checkRedisRequirements(r);
+      expect(bad.problems).toHaveLength(2);
+      expect(bad.problems[0]).toMatch(/^maxmemory-policy is volatile-lru: set noeviction/);
+      expect(bad.problems[1]).toMatch(/^RDB snapshots \(save "60 1"\)/);
+      await r.config('SET', 'maxmemory-policy', 'noeviction');
+      await r.config('SET', 'appendonly', 'yes');
+      expect((await checkRedisRequirements(r)).problems).toEqual([expect.stringMatching(/^appendonly yes with appendfsync everysec/)]);
+      await r.config('SET', 'appendfsync', 'always');
+      expect(await checkRedisRequirements(r)).toEqual({ checked: true, problems: [] });
+      // A Redis that refuses CONFIG (managed services often do) cannot be checked, and says so.
+      await r.call('ACL', 'SETUSER', 'limited', 'on', '>pw', '~*', '+@all', '-config');
+      const limited = new IORedis(`redis://limited:pw@127.0.0.1:${server.port}`, { maxRetriesPerRequest: 1 });
+      expect(await checkRedisRequirements(limited)).toEqual({ checked: false, problems: [] });
+      limited.disconnect();
+      // The deployment kit's dev Redis, run as the kit runs it (its data folder aside), meets them.
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'kit-redis-'));
+      const kit = await startRedisServer(REDIS_ARGS.map((a, i) => (REDIS_ARGS[i - 1] === '--dir' ? dir : a)));
+      const k = new IORedis(kit.url, { maxRetriesPerRequest: 1 });
+      try {
+        expect(await checkRedisRequirements(k)).toEqual({ checked: true, problems: [] });
+      } finally {
+        k.disconnect();
+        await kit.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    } finally {
+      await r.config('SET', 'appendonly', 'no').catch(() => undefined);
+      await r.config('SET', 'save', '').catch(() => undefined);
+      r.disconnect();
     }
   });
 });

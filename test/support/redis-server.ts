@@ -14,16 +14,16 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * A redis-server of the test's own, without persistence (`--save '' --appendonly no`), that the
+ * A redis-server of the test's own, by default without persistence (`--save '' --appendonly no`), that the
  * test kills and restarts on the same port: what a restart without persistence does to the
  * service's Redis state. `start` resolves when the server says it accepts connections.
  */
-export async function startRedisServer() {
+export async function startRedisServer(args: readonly string[] = ['--save', '', '--appendonly', 'no']) {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = () =>
     new Promise<void>((resolve, reject) => {
-      const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'notice'], {
+      const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...args, '--loglevel', 'notice'], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child = c;
