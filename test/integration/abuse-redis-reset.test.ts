@@ -152,6 +152,7 @@ describe('two API replicas across a Redis restart without persistence', () => {
       expect(await checkRedisRequirements(limited)).toEqual({ checked: false, problems: [] });
       limited.disconnect();
       // The deployment kit's dev Redis, run as the kit runs it (its data folder aside), meets them.
+      // Its --dir, given after the helper's own, is a scratch folder too.
       const dir = mkdtempSync(path.join(os.tmpdir(), 'kit-redis-'));
       const kit = await startRedisServer(REDIS_ARGS.map((a, i) => (REDIS_ARGS[i - 1] === '--dir' ? dir : a)));
       const k = new IORedis(kit.url, { maxRetriesPerRequest: 1 });

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 /** A port nothing listens on right now (the kernel's choice). */
 export function freePort(): Promise<number> {
@@ -20,10 +23,12 @@ export function freePort(): Promise<number> {
  */
 export async function startRedisServer(args: readonly string[] = ['--save', '', '--appendonly', 'no']) {
   const port = await freePort();
+  // Its files (an AOF, once a test turns it on) go to a folder of its own, removed on stop.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'test-redis-'));
   let child: ChildProcess | undefined;
   const start = () =>
     new Promise<void>((resolve, reject) => {
-      const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...args, '--loglevel', 'notice'], {
+      const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, ...args, '--loglevel', 'notice'], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child = c;
@@ -42,5 +47,9 @@ export async function startRedisServer(args: readonly string[] = ['--save', '', 
     await gone;
   };
   await start();
-  return { port, url: `redis://127.0.0.1:${port}`, kill, restart: async () => (await kill(), await start()), stop: kill };
+  const stop = async () => {
+    await kill();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { port, url: `redis://127.0.0.1:${port}`, kill, restart: async () => (await kill(), await start()), stop };
 }
