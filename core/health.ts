@@ -25,13 +25,16 @@ export interface HealthCheck {
  * (their failure is `degraded`: the data is served, only staler). The indexer is critical to the
  * indexer process itself, not to an API replica, which keeps serving while the indexer restarts
  * (D-36): so an indexer outage never makes the API's liveness probe restart its pods (D-67).
+ * In an API replica the database is not critical either (D-101): its `/health` is liveness,
+ * and `/ready` takes a replica without its database out of service.
  */
-export function buildHealth(i: HealthInputs, opts: { indexerCritical?: boolean } = {}) {
+export function buildHealth(i: HealthInputs, opts: { indexerCritical?: boolean; databaseCritical?: boolean } = {}) {
   const indexerCritical = opts.indexerCritical ?? true;
+  const databaseCritical = opts.databaseCritical ?? true;
   const now = i.now ?? new Date();
   const lagOk = i.slotLag !== null && i.slotLag <= SYNCED_MAX_SLOT_LAG;
   const checks: HealthCheck[] = [
-    { name: 'database', status: i.dbConnected ? 'pass' : 'fail', message: i.dbConnected ? 'connected' : 'database unreachable' },
+    { name: 'database', status: i.dbConnected ? 'pass' : databaseCritical ? 'fail' : 'warn', message: i.dbConnected ? 'connected' : 'database unreachable' },
     { name: 'rpc', status: i.rpcConnected ? 'pass' : 'warn', message: i.rpcConnected ? 'connected' : 'chain RPC unreachable' },
     {
       name: 'indexer',

@@ -18,6 +18,11 @@ export const WS_LIMITS = {
   maxSkips: 50,
   /** D-49: client messages waiting for processing before the connection is closed as a flood. */
   maxPendingMessages: 64,
+  /**
+   * D-100: failed `positions:` authentications (refusals by the IP's pre-authentication budget
+   * included) after which a connection is closed with 1008.
+   */
+  maxAuthFailures: 10,
 } as const;
 
 /** Spec 8 rate-limit tiers (D-43); the values of the `tier` label. */

@@ -4,6 +4,7 @@ import { match } from 'path-to-regexp';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { buildHealth } from '../core/health';
+import { createProbes } from './http/probes';
 import { ApiError, clip, errorMapper, sendError } from './http/errors';
 import { NO_PARAMS, parse } from './http/validate';
 import { docsRouter } from './http/docs';
@@ -26,8 +27,11 @@ import { statsRouter } from './routes/stats';
 
 export { API_PREFIX } from '../core/constants';
 
-/** An API replica serves while the indexer restarts: the indexer is not critical to it (D-67). */
-const API_HEALTH = { indexerCritical: false };
+/**
+ * `/status`: an API replica serves while the indexer restarts, so the indexer is not critical to
+ * it (D-67); the database is, since `/status` describes the data, not liveness (D-101).
+ */
+const STATUS_HEALTH = { indexerCritical: false };
 
 /** Every method and path the API serves, so a known path with another method is a 405. */
 function routeTable(routers: Router[], prefix: string) {
@@ -80,14 +84,16 @@ export function createApp(opts: {
 
   // Operational endpoints: root only, unversioned.
   const ops = express.Router();
+  // Not rate limited: answered from memory (/health) or a cached check (/ready), so a flood
+  // costs no database work, and a kubelet must never see a 429 (D-101).
+  const probes = createProbes({ check: () => indexerHealthInputs(db, startedAt), cacheMs: config.healthCheckCacheMs });
   ops.get(OPS_PATHS.health, async (_req, res) => {
-    const body = buildHealth(await indexerHealthInputs(db, startedAt), API_HEALTH);
-    res.status(body.status === 'unhealthy' ? 503 : 200).json(body);
+    const { status, body } = await probes.health();
+    res.status(status).json(body);
   });
   ops.get(OPS_PATHS.ready, async (_req, res) => {
-    const i = await indexerHealthInputs(db, startedAt);
-    // A replica serves (possibly stale) data while the indexer restarts: readiness is the database.
-    res.status(i.dbConnected ? 200 : 503).json({ ready: i.dbConnected, dbConnected: i.dbConnected, indexerRunning: i.indexerRunning });
+    const { status, body } = await probes.ready();
+    res.status(status).json(body);
   });
   ops.get(OPS_PATHS.metrics, async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -100,7 +106,7 @@ export function createApp(opts: {
   api.get('/status', g.ip('public_read'), async (req, res) => {
     parse(NO_PARAMS, req.query, 'query');
     const i = await indexerHealthInputs(db, startedAt);
-    const h = buildHealth(i, API_HEALTH);
+    const h = buildHealth(i, STATUS_HEALTH);
     if (i.slotLag !== null) metrics.indexerSlotLag.set(i.slotLag);
     res.json({ data: statusBody(i, h) });
   });

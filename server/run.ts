@@ -5,6 +5,7 @@ import { createDatabase } from '../core/db';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createRedis, redisReady, type Redis } from '../core/redis/client';
+import { checkRedisRequirements } from '../core/redis/requirements';
 import { createApp } from './app';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
@@ -121,6 +122,13 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
         logger.warn({ err: err.message }, 'redis error');
       });
       shutdown.add('redis', () => r.disconnect());
+      // Each time it connects (a restarted or failed-over Redis may be configured otherwise).
+      r.on('ready', () => {
+        void checkRedisRequirements(r).then((c) => {
+          if (!c.checked) logger.warn('Redis refused CONFIG GET: its persistence and eviction policy cannot be checked (see docs/security.md)');
+          for (const problem of c.problems) logger.error({ problem }, 'Redis does not meet the requirements of docs/security.md');
+        });
+      });
       // Until Redis answers, limits fall back to per-process counting: start serving after it
       // is ready so a fresh replica does not begin with a private quota.
       await redisReady(r, 5_000).catch(() => logger.warn('Redis is not ready: serving with per-process limits until it is'));

@@ -4,6 +4,7 @@ import type { Redis } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../core/redis/nonce-store';
 import { createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
+import { MAX_FUTURE_SECONDS, MAX_PAST_SECONDS } from './auth/wallet-auth';
 import { createRateLimits, type RateLimits } from './limits/rate-limit';
 import { createMemoryLeases, createRedisLeases, type ConnectionLeases } from './ws/ip-leases';
 
@@ -16,7 +17,7 @@ export function createApiStores(common: Common, redis: Redis | undefined): { non
   const keys = createKeys(config.tenantId);
   return {
     nonceStore: redis
-      ? createRedisNonceStore({ redis, keys, ttlSeconds: config.nonceTtlSeconds })
+      ? createRedisNonceStore({ redis, keys, ttlSeconds: config.nonceTtlSeconds, maxPastSeconds: MAX_PAST_SECONDS, maxFutureSeconds: MAX_FUTURE_SECONDS })
       : createMemoryNonceStore({ ttlSeconds: config.nonceTtlSeconds }),
     limits: createRateLimits({ config, store: redis ? { redis, keys } : undefined, metrics, logger }),
   };

@@ -576,6 +576,13 @@ export interface MarketIndexerSpecSettings {
   readonly requestTimeoutMs?: number;
 
   /**
+   * how long the API reuses its last dependency check for `/ready` and `/health` (at most one database check per interval, however many probes arrive; D-101)
+   *
+   * @schema MarketIndexerSpecSettings#HEALTH_CHECK_CACHE_MS
+   */
+  readonly healthCheckCacheMs?: number;
+
+  /**
    * how long SIGTERM waits for in-flight requests (the kit sets the pod's termination grace period from it)
    *
    * @schema MarketIndexerSpecSettings#SHUTDOWN_GRACE_MS
@@ -643,6 +650,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'WS_PING_INTERVAL_MS': obj.wsPingIntervalMs,
     'WS_IP_LEASE_MS': obj.wsIpLeaseMs,
     'REQUEST_TIMEOUT_MS': obj.requestTimeoutMs,
+    'HEALTH_CHECK_CACHE_MS': obj.healthCheckCacheMs,
     'SHUTDOWN_GRACE_MS': obj.shutdownGraceMs,
     'NONCE_TTL_SECONDS': obj.nonceTtlSeconds,
     'OTEL_EXPORTER_OTLP_ENDPOINT': obj.otelExporterOtlpEndpoint,

@@ -21,6 +21,9 @@ export const devStoreUrls = {
 
 const q = (v: string) => k8s.Quantity.fromString(v);
 
+/** How the dev Redis runs (the chart's dev-stores.yaml says the same). */
+export const REDIS_ARGS = ['--dir', '/data', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'] as const;
+
 /**
  * Single-instance PostgreSQL and Redis inside a dev tenant's namespace, and the Secret(s) the
  * tenant's references point at, so a dev cluster needs nothing else. Staging and prod use
@@ -58,7 +61,10 @@ export class DevStores extends Construct {
     });
     this.store('redis', ctx, {
       image: v.devStores.redisImage,
-      args: ['redis-server', '--dir', '/data', '--appendonly', 'yes', '--maxmemory-policy', 'noeviction'],
+      // docs/security.md (D-104): every acknowledged write on disk before its reply (a restart
+      // restores all of it), no snapshots (an older state would keep the nonce store's marker
+      // while losing nonces), and nothing evicted to make room.
+      args: ['redis-server', ...REDIS_ARGS],
       dataPath: '/data',
       scratch: ['/tmp'],
       readiness: { tcpSocket: { port: k8s.IntOrString.fromNumber(DEV_STORE_PORTS.redis) }, periodSeconds: 5 },

@@ -36,6 +36,7 @@ export interface Config {
   };
   ws: { maxConnectionsPerIp: number; maxClients: number; pingIntervalMs: number; ipLeaseMs: number };
   requestTimeoutMs: number;
+  healthCheckCacheMs: number;
   shutdownGraceMs: number;
   nonceTtlSeconds: number;
   webhookSecret: string | undefined;
@@ -106,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ipLeaseMs: v.WS_IP_LEASE_MS,
     },
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    healthCheckCacheMs: v.HEALTH_CHECK_CACHE_MS,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     nonceTtlSeconds: v.NONCE_TTL_SECONDS,
     webhookSecret: v.WEBHOOK_SECRET,

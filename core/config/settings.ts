@@ -304,6 +304,13 @@ export const SETTINGS = {
     readBy: ['api'],
     description: 'handler timeout, then 504 `TIMEOUT`; also the API\'s PostgreSQL `statement_timeout` (D-65)',
   }),
+  HEALTH_CHECK_CACHE_MS: int({
+    min: 0,
+    max: 60_000,
+    default: 1_000,
+    readBy: ['api'],
+    description: 'how long the API reuses its last dependency check for `/ready` and `/health` (at most one database check per interval, however many probes arrive; D-101)',
+  }),
   SHUTDOWN_GRACE_MS: int({
     min: 1,
     max: 120_000,

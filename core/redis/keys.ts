@@ -8,6 +8,8 @@ export function createKeys(tenant: string) {
   return {
     prefix,
     nonce: (scope: string, nonce: string) => `${prefix}nonce:${scope}:${nonce}`,
+    /** The nonce store's marker: its id and the epoch of its last loss of state (D-102). */
+    nonceEpoch: `${prefix}nonce-epoch`,
     channel: (name: string) => `${prefix}ch:${name}`,
     /** Inverse of channel(): the unprefixed name, or undefined for another tenant's channel. */
     channelName: (redisChannel: string) =>

@@ -104,6 +104,6 @@ export async function verifyWalletAuth(input: AuthInput, rules: AuthRules): Prom
     return fail('chain', 'Chain mismatch');
   }
   if (m.action !== rules.expectedAction) return fail('action', 'Action does not match request');
-  if (!(await rules.nonceStore.claim(publicKey, m.nonce))) return fail('nonce', 'Nonce already used');
+  if (!(await rules.nonceStore.claim(publicKey, m.nonce, m.timestamp))) return fail('nonce', 'Nonce already used');
   return { ok: true, wallet: publicKey };
 }

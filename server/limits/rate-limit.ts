@@ -4,7 +4,7 @@ import type { Config } from '../../core/config';
 import { tierSpecs, type Tier } from '../../core/limits';
 import type { Redis } from '../../core/redis/client';
 import type { Keys } from '../../core/redis/keys';
-import { createLimiter } from '../../core/redis/rate-limit';
+import { createLimiter, windowSeconds } from '../../core/redis/rate-limit';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { ApiError, sendError } from '../http/errors';
@@ -112,6 +112,13 @@ export function createRateLimits(opts: {
 
   // IP → end of the window in which this process saw its pre-authentication budget spent.
   const spentUntil = new Map<string, number>();
+  // IP → failures this process counted in the current window, including those whose Redis
+  // count is still on the way (D-105): a concurrent burst spends the budget here at once,
+  // before the first answer comes back. A lower bound of the cluster-wide count, so it never
+  // refuses earlier than the budget does.
+  const localFailures = new Map<string, { count: number; until: number }>();
+  const authPoints = specs[AUTH_FAILURE_TIER].points;
+  const authWindowMs = windowSeconds(specs[AUTH_FAILURE_TIER].windowMs) * 1000;
   const remember = (ip: string, msBeforeNext: number) => {
     const now = Date.now();
     if (spentUntil.size >= MAX_SPENT_IPS) {
@@ -124,6 +131,8 @@ export function createRateLimits(opts: {
   const authFailures: AuthFailureBudget = {
     spent(ip, res) {
       const key = ip ?? 'unknown';
+      const local = localFailures.get(key);
+      if (local && local.until > Date.now() && local.count >= authPoints) remember(key, local.until - Date.now());
       const until = spentUntil.get(key);
       if (until === undefined) return false;
       const msBeforeNext = until - Date.now();
@@ -136,7 +145,17 @@ export function createRateLimits(opts: {
       return true;
     },
     async record(ip, res) {
+      const key = ip ?? 'unknown';
+      const now = Date.now();
+      let local = localFailures.get(key);
+      if (!local || local.until <= now) {
+        if (localFailures.size >= MAX_SPENT_IPS) for (const [k, l] of localFailures) if (l.until <= now || localFailures.size >= MAX_SPENT_IPS) localFailures.delete(k);
+        localFailures.set(key, (local = { count: 0, until: now + authWindowMs }));
+      }
+      local.count += 1;
       const t = await take(AUTH_FAILURE_TIER, authFailureKey(ip));
+      // Redis's window is the one that counts.
+      if (t) local.until = Date.now() + t.r.msBeforeNext;
       if (!t) return true;
       // The last failure the budget allows, or one over it: the next ones are refused unverified.
       if (!t.ok || t.r.remainingPoints <= 0) remember(ip ?? 'unknown', t.r.msBeforeNext);

@@ -77,38 +77,80 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
   }
   const replica = randomBytes(6).toString('hex');
   let n = 0;
+  // Leases in Redis, and leases taken while Redis was unreachable that it has not seen yet.
   const held = new Map<string, Lease>();
-  // While Redis is unreachable each replica still enforces the limit on its own connections.
-  const fallback = createMemoryLeases({ max });
-  const fallbackHeld = new Set<Lease>();
+  const unregistered = new Map<string, Lease>();
+  // Every lease of this replica per IP: while Redis is unreachable it enforces the limit on
+  // this replica's own connections (D-103).
+  const local = new Map<string, number>();
+  const count = (ip: string, by: number) => {
+    const c = (local.get(ip) ?? 0) + by;
+    if (c <= 0) local.delete(ip);
+    else local.set(ip, c);
+  };
+
+  type RenewPipeline = { wsLeaseRenew: LeaseRedis['wsLeaseRenew']; exec(): Promise<[Error | null, unknown][] | null> };
+  const renewAll = (leases: Lease[]) => {
+    const p = redis.pipeline() as unknown as RenewPipeline;
+    for (const l of leases) p.wsLeaseRenew(keys.wsConnections(l.ip), ttlMs, l.member);
+    return p.exec();
+  };
+
+  /**
+   * Leases taken in fallback mode enter the shared count once Redis answers again (D-103):
+   * added without a limit check (their connections exist), so an IP over its quota has new
+   * connections refused until enough of them close.
+   */
+  let registering = false;
+  async function register(): Promise<void> {
+    if (registering || !unregistered.size || redis.status !== 'ready') return;
+    registering = true;
+    const leases = [...unregistered.values()];
+    try {
+      const results = await renewAll(leases);
+      leases.forEach((l, i) => {
+        if (results?.[i]?.[0]) return;
+        if (unregistered.delete(l.member)) held.set(l.member, l);
+        // Closed while its registration was on the way: take it back out.
+        else redis.zrem(keys.wsConnections(l.ip), l.member).catch(() => undefined);
+      });
+      if (leases.some((l) => held.has(l.member))) logger.info({ leases: leases.length }, 'ws leases taken without Redis are now counted in it');
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'ws lease registration failed');
+    } finally {
+      registering = false;
+    }
+  }
+  const onReady = () => void register();
+  redis.on('ready', onReady);
 
   const renew = setInterval(() => {
+    void register();
     if (!held.size) return;
-    const p = redis.pipeline() as unknown as { wsLeaseRenew: LeaseRedis['wsLeaseRenew']; exec(): Promise<unknown> };
-    for (const l of held.values()) p.wsLeaseRenew(keys.wsConnections(l.ip), ttlMs, l.member);
-    p.exec().catch((err: Error) => logger.warn({ err: err.message }, 'ws lease renewal failed'));
+    renewAll([...held.values()]).catch((err: Error) => logger.warn({ err: err.message }, 'ws lease renewal failed'));
   }, Math.max(50, Math.floor(ttlMs / 3)));
   renew.unref();
 
   return {
     async acquire(ip) {
       const member = `${replica}:${++n}`;
+      const lease = { ip, member };
       try {
         const ok = await redis.wsLeaseAcquire(keys.wsConnections(ip), max, ttlMs, member);
         if (!ok) return undefined;
-        const lease = { ip, member };
         held.set(member, lease);
-        return lease;
       } catch (err) {
         logger.warn({ err: (err as Error).message }, 'ws lease store unavailable: counting this replica only');
-        const lease = await fallback.acquire(ip);
-        if (lease) fallbackHeld.add(lease);
-        return lease;
+        if ((local.get(ip) ?? 0) >= max) return undefined;
+        unregistered.set(member, lease);
       }
+      count(ip, 1);
+      return lease;
     },
     release(lease) {
-      if (fallbackHeld.delete(lease)) return fallback.release(lease);
+      if (unregistered.delete(lease.member)) return count(lease.ip, -1);
       if (!held.delete(lease.member)) return;
+      count(lease.ip, -1);
       redis.zrem(keys.wsConnections(lease.ip), lease.member).catch((err: Error) => {
         // It expires after ttlMs without renewal anyway.
         logger.warn({ err: err.message }, 'ws lease release failed');
@@ -116,8 +158,11 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
     },
     async close() {
       clearInterval(renew);
+      redis.off('ready', onReady);
       const leases = [...held.values()];
       held.clear();
+      unregistered.clear();
+      local.clear();
       if (!leases.length) return;
       const p = redis.pipeline();
       for (const l of leases) p.zrem(keys.wsConnections(l.ip), l.member);

@@ -32,6 +32,7 @@ export const CONNECTED_MESSAGE = 'Connected to the market stream';
 export const SHUTDOWN_REASON = 'Server shutting down';
 export const BACKPRESSURE_REASON = 'Too many messages skipped: client is reading too slowly';
 export const FLOOD_REASON = 'Too many messages waiting to be processed';
+export const AUTH_FAILURES_REASON = 'Too many failed authentications';
 export const RESNAPSHOT_MESSAGE = 'Missed updates are no longer available: fetch a fresh REST snapshot';
 
 /** Close codes (decision D-50). */

@@ -15,7 +15,9 @@ import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
 import type { AuthFailureBudget } from '../limits/rate-limit';
 import { createHub, type HubClient, type SubscribeOutcome } from './hub';
 import type { ConnectionLeases, Lease } from './ip-leases';
+import { createTurnGate } from './turn-gate';
 import {
+  AUTH_FAILURES_REASON,
   BACKPRESSURE_REASON,
   CLOSE,
   CONNECTED_MESSAGE,
@@ -44,12 +46,15 @@ export interface WsOptions {
   maxSkips: number;
   /** Client messages waiting for processing before the connection is closed as a flood. */
   maxPendingMessages: number;
+  /** Failed authentications after which a connection is closed (D-100). */
+  maxAuthFailures: number;
 }
 
 export const DEFAULT_WS_OPTIONS: Omit<WsOptions, 'pingIntervalMs' | 'maxClients'> = {
   maxBufferedBytes: WS_LIMITS.maxBufferedBytes,
   maxSkips: WS_LIMITS.maxSkips,
   maxPendingMessages: WS_LIMITS.maxPendingMessages,
+  maxAuthFailures: WS_LIMITS.maxAuthFailures,
 };
 
 interface Client extends HubClient {
@@ -60,6 +65,8 @@ interface Client extends HubClient {
   subscriptions: Set<string>;
   alive: boolean;
   pending: number;
+  /** Failed `positions:` authentications on this connection. */
+  authFailures: number;
   queue: Promise<void>;
   closed: boolean;
 }
@@ -82,7 +89,7 @@ function refuse(socket: Duplex, status: number, reason: string, body: { error: s
 }
 
 /** Values of the `reason` label of service_ws_refusals_total. */
-export const WS_REFUSAL_REASONS = ['shutting_down', 'max_clients', 'per_ip', 'flood', 'message_too_big', 'max_subscriptions'] as const;
+export const WS_REFUSAL_REASONS = ['shutting_down', 'max_clients', 'per_ip', 'flood', 'message_too_big', 'max_subscriptions', 'auth_failures'] as const;
 type RefusalReason = (typeof WS_REFUSAL_REASONS)[number];
 
 const AUTH_MESSAGES: Record<Exclude<AuthFailure, 'action'>, string> = {
@@ -134,6 +141,8 @@ export function attachWebSocketServer(opts: {
   });
   let accepting = true;
   let upgrading = 0;
+  // One signature verification per event-loop turn, across every connection (D-100).
+  const verifyGate = createTurnGate();
   let closing: Promise<void> | undefined;
 
   // The documented limits as enforced here, and the live values closest to them, computed when
@@ -237,6 +246,7 @@ export function attachWebSocketServer(opts: {
       subscriptions: new Set(),
       alive: true,
       pending: 0,
+      authFailures: 0,
       queue: Promise.resolve(),
       closed: false,
       skips: 0,
@@ -316,7 +326,14 @@ export function attachWebSocketServer(opts: {
       const failure = await authorize(client, channel, auth);
       if (failure) {
         metrics.wsAuthFailures.inc({ reason: failure.reason });
-        return sendError(client, failure.message);
+        sendError(client, failure.message);
+        // A connection that keeps failing is closed: it has nothing left to try that a new
+        // connection (a per-IP lease, a handshake) would not charge it for (D-100).
+        if (++client.authFailures >= options.maxAuthFailures) {
+          refused('auth_failures');
+          closeClient(client, CLOSE.policy, AUTH_FAILURES_REASON);
+        }
+        return;
       }
     }
     client.subscriptions.add(channel.name);
@@ -345,6 +362,7 @@ export function attachWebSocketServer(opts: {
   async function check(channel: Channel, auth: WsAuth | undefined): Promise<{ reason: string; message: string } | undefined> {
     if (!auth || !auth.publicKey || !auth.signature || !auth.message) return { reason: 'missing', message: WS_ERRORS.authRequired };
     if (auth.publicKey !== channel.key) return { reason: 'wallet_mismatch', message: WS_ERRORS.walletMismatch };
+    await verifyGate.pass();
     const r = await verifyWalletAuth(auth, {
       publicHosts: config.publicHosts,
       chainId: config.chainId,

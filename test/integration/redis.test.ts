@@ -37,16 +37,16 @@ describe('Redis nonce store (two replicas = two separate clients)', () => {
     const a = connectRedis();
     const b = connectRedis();
     clients.push(a, b);
-    const replicaA = createRedisNonceStore({ redis: a, keys, ttlSeconds: 330 });
-    const replicaB = createRedisNonceStore({ redis: b, keys, ttlSeconds: 330 });
+    const replicaA = createRedisNonceStore({ redis: a, keys, ttlSeconds: 330, maxPastSeconds: 300, maxFutureSeconds: 30 });
+    const replicaB = createRedisNonceStore({ redis: b, keys, ttlSeconds: 330, maxPastSeconds: 300, maxFutureSeconds: 30 });
 
-    expect(await replicaA.claim('wallet1', 'n-1')).toBe(true);
-    expect(await replicaB.claim('wallet1', 'n-1')).toBe(false);
-    expect(await replicaA.claim('wallet1', 'n-1')).toBe(false);
+    expect(await replicaA.claim('wallet1', 'n-1', Math.floor(Date.now() / 1000))).toBe(true);
+    expect(await replicaB.claim('wallet1', 'n-1', Math.floor(Date.now() / 1000))).toBe(false);
+    expect(await replicaA.claim('wallet1', 'n-1', Math.floor(Date.now() / 1000))).toBe(false);
     // Another wallet, or another tenant, has its own nonce space.
-    expect(await replicaB.claim('wallet2', 'n-1')).toBe(true);
-    const other = createRedisNonceStore({ redis: b, keys: createKeys(testTenant()), ttlSeconds: 330 });
-    expect(await other.claim('wallet1', 'n-1')).toBe(true);
+    expect(await replicaB.claim('wallet2', 'n-1', Math.floor(Date.now() / 1000))).toBe(true);
+    const other = createRedisNonceStore({ redis: b, keys: createKeys(testTenant()), ttlSeconds: 330, maxPastSeconds: 300, maxFutureSeconds: 30 });
+    expect(await other.claim('wallet1', 'n-1', Math.floor(Date.now() / 1000))).toBe(true);
 
     const ttl = await a.pttl(keys.nonce('wallet1', 'n-1'));
     expect(ttl).toBeGreaterThan(320_000);
@@ -58,20 +58,20 @@ describe('Redis nonce store (two replicas = two separate clients)', () => {
     const a = connectRedis();
     const b = connectRedis();
     clients.push(a, b);
-    const stores = [a, b].map((redis) => createRedisNonceStore({ redis, keys, ttlSeconds: 330 }));
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => stores[i % 2]!.claim('w', 'race')));
+    const stores = [a, b].map((redis) => createRedisNonceStore({ redis, keys, ttlSeconds: 330, maxPastSeconds: 300, maxFutureSeconds: 30 }));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => stores[i % 2]!.claim('w', 'race', Math.floor(Date.now() / 1000))));
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
   it('has an in-memory twin with the same contract and expiry', async () => {
     let now = 1_000_000;
     const store = createMemoryNonceStore({ ttlSeconds: 330, now: () => now });
-    expect(await store.claim('w', 'n')).toBe(true);
-    expect(await store.claim('w', 'n')).toBe(false);
+    expect(await store.claim('w', 'n', Math.floor(Date.now() / 1000))).toBe(true);
+    expect(await store.claim('w', 'n', Math.floor(Date.now() / 1000))).toBe(false);
     now += 329_999;
-    expect(await store.claim('w', 'n')).toBe(false);
+    expect(await store.claim('w', 'n', Math.floor(Date.now() / 1000))).toBe(false);
     now += 2;
-    expect(await store.claim('w', 'n')).toBe(true);
+    expect(await store.claim('w', 'n', Math.floor(Date.now() / 1000))).toBe(true);
     await store.close();
   });
 });

@@ -27,6 +27,12 @@ describe('health', () => {
     expect(api.checks.find((c) => c.name === 'indexer')).toEqual({ name: 'indexer', status: 'warn', message: 'indexer not running' });
   });
 
+  it('counts the database as critical unless told otherwise (an API replica\'s liveness, D-101)', () => {
+    const api = buildHealth(inputs({ dbConnected: false }), { indexerCritical: false, databaseCritical: false });
+    expect(api.status).toBe('degraded');
+    expect(api.checks.find((c) => c.name === 'database')).toEqual({ name: 'database', status: 'warn', message: 'database unreachable' });
+  });
+
   it('is degraded, not unhealthy, on RPC or slot-lag trouble', () => {
     expect(buildHealth(inputs({ rpcConnected: false })).status).toBe('degraded');
     expect(buildHealth(inputs({ slotLag: 101 })).status).toBe('degraded');
