@@ -111,5 +111,7 @@ export async function buildK6(outDir = DEFAULT_OUT): Promise<Record<string, stri
     logLevel: 'silent',
     legalComments: 'none',
   });
+  // Node (the k6 test adapter) then loads the bundles as the ES modules they are; k6 ignores it.
+  writeFileSync(path.join(outDir, 'package.json'), '{ "type": "module" }\n');
   return Object.fromEntries(scripts.map((s) => [s, path.join(outDir, `${s}.js`)]));
 }

@@ -97,8 +97,8 @@ export default function (data: Setup): void {
   });
 
   group('rate-limit tiers (spec 8)', () => {
-    // setup() read GET /config, a public market read from this address.
-    exhaust('public_read', tiers.public_read.max, 1, () => call(t, 'GET', '/markets', { group: 'market_reads' }));
+    // setup() read GET /config (a public market read of this address) unless CHAIN_ID was given.
+    exhaust('public_read', tiers.public_read.max, __ENV.CHAIN_ID ? 0 : 1, () => call(t, 'GET', '/markets', { group: 'market_reads' }));
     exhaust('public', tiers.public.max, 0, () => call(t, 'GET', '/leaderboard', { group: 'public' }));
     const a = wallet(t.runId, 'authenticated');
     exhaust('authenticated', tiers.authenticated.max, 0, () => signedGet(a, data.chain, '/achievements', 'signed').r);

@@ -82,9 +82,14 @@ export function configuredLimits(t: Target): ConfiguredLimits {
   return { tiers, ws };
 }
 
-/** The chain identifier of the deployment (`GET /config`), which signed messages must carry. */
+/**
+ * The chain identifier signed messages must carry: CHAIN_ID from the environment, else the
+ * deployment's own (`GET /config`, a public market read of this address).
+ */
 export function chainId(t: Target): string {
+  if (__ENV.CHAIN_ID) return __ENV.CHAIN_ID;
   const r = call(t, 'GET', '/config', { group: 'setup' });
+  if (r.status === 429) throw new Error(`GET /config answered 429: this address spent its public read window (limits-rest?); wait ${r.headers['Retry-After']} s or set CHAIN_ID`);
   const id = (r.status === 200 ? (r.json() as { chainId?: unknown }) : {}).chainId;
   if (typeof id !== 'string') throw new Error(`GET /config answered ${r.status} without chainId`);
   return id;
