@@ -5,6 +5,7 @@ const benches: Record<string, () => Promise<void>> = {
   ws: async () => (await import('./ws-bench')).run(),
   'api-profile': async () => (await import('./api-profile')).run(),
   operator: async () => (await import('./operator-bench')).run(),
+  'ws-backpressure': async () => (await import('./ws-backpressure')).run(),
 };
 
 const name = process.argv[2];
