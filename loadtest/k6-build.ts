@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { build, buildSync, type BuildOptions } from 'esbuild';
 import { parse } from 'yaml';
 import { API_PREFIX, OPS_PATHS, WS_PATH } from '../core/constants';
 import { RATE_LIMIT_TIERS, WS_LIMITS, WS_LIMIT_GAUGES } from '../core/limits';
@@ -10,6 +10,7 @@ import { WS_ERRORS } from '../server/ws/protocol';
 import { CLOSE } from '../server/ws/protocol';
 import { MAX_FUTURE_SECONDS, MAX_PAST_SECONDS } from '../server/auth/wallet-auth';
 import { K6_LABELS, K6_TREND_STATS } from '../observability/grafana/k6';
+import { LOAD_TEST_PROFILES } from '../cdk8s/lib/values';
 
 /**
  * Builds the k6 scripts of loadtest/k6 (decision D-95): generates their catalog module from the
@@ -69,6 +70,8 @@ export function catalogModule(): string {
     })} as const;`,
     `export const AUTH_WINDOW = ${json({ maxPastSeconds: MAX_PAST_SECONDS, maxFutureSeconds: MAX_FUTURE_SECONDS })} as const;`,
     `export const K6_TREND_STATS = ${json(K6_TREND_STATS)};`,
+    `export const PROFILES = ${json(LOAD_TEST_PROFILES)} as const;`,
+    'export type Profile = (typeof PROFILES)[number];',
     `export const K6_LABELS = ${json(K6_LABELS)} as const;`,
     '',
   ].join('\n');
@@ -94,23 +97,35 @@ export function typecheckK6(tsconfig = path.join(K6_DIR, 'tsconfig.json')): void
   }
 }
 
+const bundling = (outdir: string): BuildOptions => ({
+  entryPoints: k6Scripts().map((s) => path.join(K6_DIR, `${s}.ts`)),
+  outdir,
+  bundle: true,
+  format: 'esm',
+  // tweetnacl's "browser" field leaves out Node's crypto, which k6 does not have.
+  platform: 'browser',
+  target: 'es2020',
+  external: ['k6', 'k6/*'],
+  logLevel: 'silent',
+  legalComments: 'none',
+});
+
+/**
+ * The bundles in memory, by script (no type check: `buildK6` and the tests do that): what the
+ * Helm chart carries in files/k6/ (npm run generate) and the kit puts in the load-test ConfigMap.
+ */
+export function bundleK6Sync(): Record<string, string> {
+  writeCatalog();
+  const r = buildSync({ ...bundling('/k6'), write: false });
+  return Object.fromEntries(r.outputFiles.map((f) => [path.basename(f.path, '.js'), f.text]));
+}
+
 export async function buildK6(outDir = DEFAULT_OUT): Promise<Record<string, string>> {
   writeCatalog();
   typecheckK6();
   mkdirSync(outDir, { recursive: true });
   const scripts = k6Scripts();
-  await build({
-    entryPoints: scripts.map((s) => path.join(K6_DIR, `${s}.ts`)),
-    outdir: outDir,
-    bundle: true,
-    format: 'esm',
-    // tweetnacl's "browser" field leaves out Node's crypto, which k6 does not have.
-    platform: 'browser',
-    target: 'es2020',
-    external: ['k6', 'k6/*'],
-    logLevel: 'silent',
-    legalComments: 'none',
-  });
+  await build(bundling(outDir));
   // Node (the k6 test adapter) then loads the bundles as the ES modules they are; k6 ignores it.
   writeFileSync(path.join(outDir, 'package.json'), '{ "type": "module" }\n');
   return Object.fromEntries(scripts.map((s) => [s, path.join(outDir, `${s}.js`)]));

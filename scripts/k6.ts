@@ -4,11 +4,11 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { LOAD_TEST_PROFILES as PROFILES } from '../cdk8s/lib/values';
 import { SETTINGS } from '../core/config/settings';
 import { buildK6, DEFAULT_OUT, k6Scripts } from '../loadtest/k6-build';
 import { K6_LABELS, K6_TREND_STATS } from '../observability/grafana/k6';
 
-export const PROFILES = ['smoke', 'load', 'stress', 'soak', 'spike'] as const;
 /** The environment a script reads (loadtest/k6/lib/env.ts and the scripts' own knobs). */
 export const SCRIPT_ENV = ['BASE_URL', 'TENANT', 'AUTH_DOMAIN', 'CHAIN_ID', 'RUN_ID', 'RATE', 'SUBSCRIBERS', 'FANOUT_SECONDS', 'CHANNELS', 'THINK_SECONDS'] as const;
 

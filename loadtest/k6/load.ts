@@ -3,7 +3,7 @@ import http from 'k6/http';
 import type { Options, Scenario } from 'k6/options';
 import { call, chainId, fill, type Params } from './lib/api';
 import { intEnv, target } from './lib/env';
-import type { RouteTemplate } from './lib/generated';
+import { PROFILES as PROFILE_NAMES, type Profile, type RouteTemplate } from './lib/generated';
 import { authHeaders, httpAction, wallet, type Wallet } from './lib/wallet';
 
 /**
@@ -13,7 +13,6 @@ import { authHeaders, httpAction, wallet, type Wallet } from './lib/wallet';
  * rate. Rate limits count per address and wallet: aim at a tenant whose limits allow the rate
  * (or 429s show as failed checks "not rate limited").
  */
-type Profile = 'smoke' | 'load' | 'stress' | 'soak' | 'spike';
 const RATE = intEnv('RATE', 20);
 const PROFILE = (__ENV.PROFILE || 'smoke') as Profile;
 
@@ -57,7 +56,7 @@ const PROFILES: Record<Profile, Record<string, Scenario>> = {
     ),
   },
 };
-if (!PROFILES[PROFILE]) throw new Error(`PROFILE must be one of ${Object.keys(PROFILES).join(', ')}, got ${JSON.stringify(PROFILE)}`);
+if (!PROFILE_NAMES.includes(PROFILE)) throw new Error(`PROFILE must be one of ${PROFILE_NAMES.join(', ')}, got ${JSON.stringify(PROFILE)}`);
 
 /** Latency objectives per route group, in ms (p95, p99); signed requests pay for the Ed25519 check. */
 const OBJECTIVES = { market_reads: [200, 500], public: [300, 800], signed: [400, 1000] } as const;
