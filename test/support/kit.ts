@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import addFormats from 'ajv-formats';
 import Ajv from 'ajv';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ensureTool } from '../../scripts/kit-tools';
@@ -96,6 +97,10 @@ function modelOf(o: Manifest): Validating {
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
+// The OpenAPI formats of the vendored CRDs (the k6-operator's uses these).
+ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+addFormats(ajv, ['date-time']);
 const crdValidators = new Map<string, ReturnType<typeof ajv.compile>>();
 for (const crd of ['monitoring.coreos.com', 'k6.io'].flatMap((f) => parseManifests(readFileSync(path.join(ROOT, `cdk8s/crds/${f}.yaml`), 'utf8')))) {
   const spec = crd.spec as { group: string; names: { kind: string }; versions: { name: string; schema: { openAPIV3Schema: object } }[] };
