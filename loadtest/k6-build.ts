@@ -108,6 +108,10 @@ const bundling = (outdir: string): BuildOptions => ({
   external: ['k6', 'k6/*'],
   logLevel: 'silent',
   legalComments: 'none',
+  // The bundles name their modules in comments: paths from the repository root, through a
+  // symlinked node_modules as it is, so the chart's copies are the same in every checkout.
+  absWorkingDir: ROOT,
+  preserveSymlinks: true,
 });
 
 /**
