@@ -154,7 +154,6 @@ export function createModules(opts: { emit: Emit; pending: Pending; groupPath: (
   const metrics = { Counter: metric('counter'), Gauge: metric('gauge'), Rate: metric('rate'), Trend: metric('trend') };
 
   // --- k6/timers: they keep the iteration alive until they fire or are cleared ---------------
-  const live = new Map<NodeJS.Timeout, boolean>();
   let nextId = 1;
   const ids = new Map<number, NodeJS.Timeout>();
   const timers = {
@@ -163,11 +162,9 @@ export function createModules(opts: { emit: Emit; pending: Pending; groupPath: (
       pending.count += 1;
       const h = setTimeout(() => {
         ids.delete(id);
-        live.delete(h);
         pending.count -= 1;
         fn(...args);
       }, ms);
-      live.set(h, true);
       ids.set(id, h);
       return id;
     },
@@ -176,7 +173,6 @@ export function createModules(opts: { emit: Emit; pending: Pending; groupPath: (
       if (!h) return;
       clearTimeout(h);
       ids.delete(id);
-      live.delete(h);
       pending.count -= 1;
     },
     setInterval(fn: (...a: unknown[]) => void, ms: number, ...args: unknown[]): number {
