@@ -6,6 +6,7 @@ const benches: Record<string, () => Promise<void>> = {
   'api-profile': async () => (await import('./api-profile')).run(),
   operator: async () => (await import('./operator-bench')).run(),
   abuse: async () => (await import('./abuse-bench')).run(),
+  'ws-backpressure': async () => (await import('./ws-backpressure')).run(),
 };
 
 const name = process.argv[2];

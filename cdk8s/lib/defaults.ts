@@ -90,4 +90,18 @@ export const PLATFORM_DEFAULTS: PlatformValues = {
   // kube-prometheus-stack's Grafana sidecar: label grafana_dashboard "1" (its searchNamespace
   // must include this namespace, or set `namespace` to one it watches).
   dashboards: { enabled: true, namespace: '', labels: { grafana_dashboard: '1' }, annotations: {} },
+  // Off until asked for: a TestRun starts the test as soon as it is applied.
+  loadTest: {
+    enabled: false,
+    tenant: '',
+    script: 'load',
+    profile: 'smoke',
+    rate: 20,
+    parallelism: 1,
+    image: 'grafana/k6:1.3.0',
+    // kube-prometheus-stack's Prometheus, with its remote-write receiver enabled.
+    prometheusRemoteWriteUrl: 'http://kube-prometheus-stack-prometheus.monitoring.svc:9090/api/v1/write',
+    prometheusNamespace: 'monitoring',
+    resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '1Gi' } },
+  },
 };

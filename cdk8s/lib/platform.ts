@@ -3,7 +3,9 @@ import { k8s } from 'cdk8s-plus-33';
 import { catalogProblems, manifestsUnder } from './catalog-check';
 import { commonLabels } from './names';
 import { MarketIndexerDashboards } from './dashboards';
+import { MarketIndexerLoadTest } from './load-test';
 import { MarketIndexerOperator } from './operator';
+import { LOAD_TEST_SCRIPTS } from './values';
 import type { PlatformValues, TenantValues } from './values';
 
 export interface PlatformContext {
@@ -42,6 +44,7 @@ export class MarketIndexerPlatform extends Construct {
     });
     if (ctx.values.operator.enabled) new MarketIndexerOperator(this, 'operator', ctx, environmentValues);
     if (ctx.values.dashboards.enabled) new MarketIndexerDashboards(this, 'dashboards', ctx);
+    if (ctx.values.loadTest.enabled) new MarketIndexerLoadTest(this, 'load-test', ctx, LOAD_TEST_SCRIPTS);
     const repository = environmentValues.image.repository;
     this.node.addValidation({ validate: () => catalogProblems(manifestsUnder(this), (image) => image.startsWith(`${repository}:`)) });
   }

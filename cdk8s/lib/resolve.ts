@@ -87,7 +87,12 @@ export function describeErrors(errors: ErrorObject[] | null | undefined): string
 /** Validates an environment file's content; throws naming every bad field. */
 export function checkEnvironment(input: unknown, source: string): EnvironmentInput {
   if (!validateEnvironment(input)) throw new KitInputError(source, describeErrors(validateEnvironment.errors));
-  return input as EnvironmentInput;
+  const env = input as EnvironmentInput;
+  const loadTest = resolvePlatform(env).loadTest;
+  if (loadTest.enabled && !Object.hasOwn(env.tenants, loadTest.tenant)) {
+    throw new KitInputError(source, [`platform.loadTest.tenant must name one of this environment's tenants (${Object.keys(env.tenants).sort().join(', ') || 'none'}), got "${loadTest.tenant}"`]);
+  }
+  return env;
 }
 
 /** A tenant's complete values: the kit defaults, then the environment's, then the tenant's own. */

@@ -258,6 +258,29 @@ export const OPERATOR_TUNABLE_SETTINGS = [
   'OPERATOR_STATUS_URL',
 ] as const satisfies readonly SettingName[];
 
+/** The k6 scripts of loadtest/k6 (a test checks the directory) and the profiles of load.ts. */
+export const LOAD_TEST_SCRIPTS = ['fanout-ws', 'limits-rest', 'limits-ws', 'load'] as const;
+export const LOAD_TEST_PROFILES = ['smoke', 'load', 'stress', 'soak', 'spike'] as const;
+
+const LoadTest = Type.Object(
+  {
+    enabled: Type.Boolean({ description: 'render a k6-operator TestRun (needs the k6-operator and its CRD) and the bundled k6 scripts in a ConfigMap' }),
+    tenant: Type.String({ pattern: `^(${TENANT_PATTERN.source.slice(1, -1)})?$`, description: 'the tenant whose API Service the test aims at (its namespace holds the TestRun)' }),
+    script: StringEnum(LOAD_TEST_SCRIPTS, { description: 'loadtest/k6 script (docs/load-testing.md)' }),
+    profile: StringEnum(LOAD_TEST_PROFILES, { description: 'load.ts profile' }),
+    rate: Type.Integer({ minimum: 1, maximum: 100_000, description: 'load.ts arrival rate, iterations per second (RATE)' }),
+    parallelism: Type.Integer({ minimum: 1, maximum: 100, description: 'k6 runner pods' }),
+    image: Type.String({ minLength: 1, description: 'k6 runner image' }),
+    prometheusRemoteWriteUrl: Type.String({
+      pattern: '^(https?://.+)?$',
+      description: "the cluster Prometheus's remote-write receiver (K6_PROMETHEUS_RW_SERVER_URL); empty: no remote write",
+    }),
+    prometheusNamespace: Type.String({ pattern: `^(${DNS_LABEL.slice(1, -1)})?$`, maxLength: 63, description: 'namespace of that Prometheus, which the runners may reach' }),
+    resources: Resources,
+  },
+  { additionalProperties: false },
+);
+
 export const PlatformValuesSchema = Type.Object(
   {
     namespace: Type.String({ pattern: DNS_LABEL, maxLength: 63, description: 'namespace of the cluster-level objects' }),
@@ -288,6 +311,7 @@ export const PlatformValuesSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    loadTest: LoadTest,
   },
   { additionalProperties: false },
 );

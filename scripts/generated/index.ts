@@ -6,6 +6,12 @@ import { withSettingsTable } from './configuration-doc';
 import { withPermissionsTable } from './operator-doc';
 import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
+import { bundleK6Sync } from '../../loadtest/k6-build';
+import { LOAD_TEST_SCRIPTS } from '../../cdk8s/lib/values';
+import { K6_CHART_DIR } from '../../cdk8s/lib/load-test';
+
+let bundles: Record<string, string> | undefined;
+const bundle = (script: string) => (bundles ??= bundleK6Sync())[script]!;
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -77,4 +83,10 @@ export const GENERATED_FILES: GeneratedFile[] = [
       content: () => dashboardJson(d),
     })),
   ),
+  // The k6 scripts, bundled, inside the chart (its load-test ConfigMap; the kit reads the same files).
+  ...LOAD_TEST_SCRIPTS.map((script) => ({
+    path: `${K6_CHART_DIR}/${script}.js`,
+    source: `loadtest/k6/${script}.ts`,
+    content: () => bundle(script),
+  })),
 ];

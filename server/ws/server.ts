@@ -195,7 +195,8 @@ export function attachWebSocketServer(opts: {
   };
 
   const send = (client: Client, msg: Record<string, unknown>) => {
-    if (client.ws.readyState === WebSocket.OPEN) client.ws.send(encode(msg));
+    // Text frames, as updates are: a Buffer would otherwise go out as a binary frame.
+    if (client.ws.readyState === WebSocket.OPEN) client.ws.send(encode(msg), TEXT);
   };
   const sendError = (client: Client, message: string) => send(client, { type: 'error', message });
 

@@ -54,6 +54,19 @@ describe('Helm chart', () => {
     );
   });
 
+  it('renders the same load test (ConfigMap of bundled scripts, TestRun, network policies) as the cdk8s app, valid against the vendored TestRun CRD', async () => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as EnvironmentInput;
+    env.platform = { loadTest: { enabled: true, tenant: 'beta', script: 'limits-rest', rate: 100_000, parallelism: 3 } };
+    const helmObjects = await helmTemplate([env]);
+    const fromHelm = byKey(helmObjects);
+    const fromCdk8s = byKey(cdk8sObjects(env));
+    expect(Object.keys(fromHelm).sort()).toEqual(Object.keys(fromCdk8s).sort());
+    for (const k of Object.keys(fromCdk8s)) expect([k, fromHelm[k]]).toEqual([k, fromCdk8s[k]]);
+    const added = ['ConfigMap mi-beta/market-indexer-k6-scripts', 'TestRun mi-beta/market-indexer-load-test', 'NetworkPolicy mi-beta/market-indexer-load-test', 'NetworkPolicy mi-beta/market-indexer-load-test-to-api'];
+    expect(Object.keys(fromHelm)).toEqual(expect.arrayContaining(added));
+    for (const o of helmObjects.filter((x) => added.includes(keyOf(x)))) expect(schemaProblems(o)).toEqual([]);
+  });
+
   it('renders only the platform part without tenants, and none of its namespace when that is the release\'s', async () => {
     const platformOnly = await helmTemplate([]);
     expect(platformOnly.filter((o) => o.metadata.labels?.['marketindexer.dev/tenant'])).toEqual([]);
@@ -139,6 +152,12 @@ describe('Helm chart', () => {
         (e: any) => (e.networkPolicy.egress.rpc.ipBlocks = []),
         'networkPolicy.egress.rpc.ipBlocks: required (the indexer must reach the RPC node)',
         /tenant alpha: networkPolicy.egress.rpc.ipBlocks: required \(the indexer must reach the RPC node\)/,
+      ],
+      [
+        'a load test of a tenant the environment lacks',
+        (e: any) => (e.platform = { loadTest: { enabled: true, tenant: 'gamma' } }),
+        'platform.loadTest.tenant must name one of this environment\'s tenants (alpha, beta), got "gamma"',
+        /platform.loadTest.tenant must name one of this environment's tenants \(alpha, beta\), got "gamma"/,
       ],
       [
         'a webhook source without its secret',

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { EnvironmentInput, TenantInput } from '../../cdk8s/lib/values';
+import { LOAD_TEST_PROFILES, LOAD_TEST_SCRIPTS, type EnvironmentInput, type TenantInput } from '../../cdk8s/lib/values';
 import { METRICS } from '../../core/telemetry/metrics';
 
 /**
@@ -101,6 +101,19 @@ export const environmentArb: fc.Arbitrary<EnvironmentInput> = fc
             annotations: fc.constantFrom({}, { grafana_folder: 'Market indexer' }),
           },
           { requiredKeys: [] },
+        ),
+        loadTest: fc.record(
+          {
+            enabled: fc.boolean(),
+            tenant: fc.constant(names[0]!),
+            script: fc.constantFrom(...LOAD_TEST_SCRIPTS),
+            profile: fc.constantFrom(...LOAD_TEST_PROFILES),
+            rate: fc.constantFrom(1, 50, 100_000),
+            parallelism: fc.integer({ min: 1, max: 4 }),
+            prometheusRemoteWriteUrl: fc.constantFrom('', 'http://prometheus.monitoring.svc:9090/api/v1/write', 'https://mimir.example.com/api/v1/push'),
+            prometheusNamespace: fc.constantFrom('', 'monitoring'),
+          },
+          { requiredKeys: ['enabled', 'tenant'] },
         ),
       }),
       tenants: fc.record(Object.fromEntries(names.map((n) => [n, tenantArb(n)])) as Record<string, fc.Arbitrary<TenantInput>>),

@@ -11,14 +11,14 @@ describe('files generated from the catalogs in code', () => {
 
   it('cdk8s/imports is what `cdk8s import` makes of the CRDs in cdk8s/crds (npm run kit:import)', () => {
     const out = mkdtempSync(path.join(os.tmpdir(), 'kit-import-'));
-    for (const crd of ['monitoring.coreos.com', 'marketindexer']) {
+    for (const crd of ['monitoring.coreos.com', 'marketindexer', 'k6.io']) {
       const file = path.join(ROOT, `cdk8s/crds/${crd}.yaml`);
       execFileSync(process.execPath, [path.join(ROOT, 'node_modules/cdk8s-cli/bin/cdk8s'), 'import', file, '--language', 'typescript', '--output', out], {
         cwd: out,
         stdio: 'pipe',
       });
     }
-    for (const name of ['monitoring.coreos.com.ts', 'marketindexer.dev.ts']) {
+    for (const name of ['monitoring.coreos.com.ts', 'marketindexer.dev.ts', 'k6.io.ts']) {
       expect(readFileSync(path.join(out, name), 'utf8')).toBe(readFileSync(path.join(ROOT, 'cdk8s/imports', name), 'utf8'));
     }
   });

@@ -13,7 +13,8 @@ import { OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
 import { KitInputError } from '../../cdk8s/lib/resolve';
 import { checksumOf } from '../../cdk8s/lib/settings-env';
 import { MarketIndexerTenant } from '../../cdk8s/lib/tenant';
-import type { EnvironmentInput } from '../../cdk8s/lib/values';
+import { LOAD_TEST_SCRIPTS, type EnvironmentInput } from '../../cdk8s/lib/values';
+import { K6_TREND_STATS } from '../../observability/grafana/k6';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { DASHBOARDS } from '../../observability/grafana/dashboards';
@@ -268,6 +269,50 @@ describe('cdk8s kit: dashboards', () => {
       expect(m.metadata.annotations).toEqual({ grafana_folder: 'Markets' });
     }
     expect(platformObjectsOf({ ...ENVIRONMENTS.prod!, platform: { dashboards: { enabled: false }, operator: { enabled: false } } }).map(keyOf)).toEqual(['Namespace -/market-indexer-system']);
+  });
+});
+
+describe('cdk8s kit: load test (platform.loadTest)', () => {
+  const withLoadTest = (loadTest: Record<string, unknown>) => platformObjectsOf({ ...ENVIRONMENTS.prod!, platform: { loadTest: { enabled: true, tenant: 'beta', ...loadTest } } });
+
+  it('is off by default: no TestRun in any environment', () => {
+    for (const env of ENVIRONMENT_NAMES) expect(synthEnvironment(ENVIRONMENTS[env]!, env).flatMap((f) => f.objects as Manifest[]).filter((o) => o.kind === 'TestRun')).toEqual([]);
+  });
+
+  it("runs the chosen script against the tenant's API Service, results to Prometheus, the bundles from the chart", () => {
+    const objects = withLoadTest({ script: 'load', profile: 'stress', rate: 80, parallelism: 4 });
+    const run = objects.find((o) => o.kind === 'TestRun') as Manifest & { spec: any };
+    expect(run.metadata).toMatchObject({ name: 'market-indexer-load-test', namespace: 'mi-beta' });
+    expect(run.spec.parallelism).toBe(4);
+    expect(run.spec.script).toEqual({ configMap: { name: 'market-indexer-k6-scripts', file: 'load.js' } });
+    expect(run.spec.arguments).toBe(
+      '-e BASE_URL=http://market-indexer-api.mi-beta.svc:80 -e TENANT=beta -e RUN_ID=prod-beta-load -e PROFILE=stress -e RATE=80 --tag testid=prod-beta-load -o experimental-prometheus-rw',
+    );
+    expect(run.spec.runner.env).toEqual([
+      { name: 'K6_PROMETHEUS_RW_SERVER_URL', value: PLATFORM_DEFAULTS.loadTest.prometheusRemoteWriteUrl },
+      { name: 'K6_PROMETHEUS_RW_TREND_STATS', value: K6_TREND_STATS },
+    ]);
+    // The namespace enforces the restricted profile: every pod of the test meets it.
+    for (const part of ['runner', 'initializer', 'starter']) {
+      expect(run.spec[part].securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(run.spec[part].containerSecurityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    }
+    expect(schemaProblems(run)).toEqual([]);
+    const scripts = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'market-indexer-k6-scripts') as Manifest & { data: Record<string, string> };
+    expect(Object.keys(scripts.data).sort()).toEqual(LOAD_TEST_SCRIPTS.map((x) => `${x}.js`));
+    for (const x of LOAD_TEST_SCRIPTS) expect(scripts.data[`${x}.js`]).toBe(readFileSync(path.join(ROOT, 'charts/market-indexer/files/k6', `${x}.js`), 'utf8'));
+    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'market-indexer-load-test') as Manifest & { spec: any };
+    expect(policy.spec.egress.at(-1)).toEqual({ to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ protocol: 'TCP', port: 9090 }] });
+  });
+
+  it('without a remote-write URL, writes nowhere and opens no way to Prometheus', () => {
+    const run = withLoadTest({ prometheusRemoteWriteUrl: '' }).find((o) => o.kind === 'TestRun') as Manifest & { spec: any };
+    expect(run.spec.arguments).not.toContain('experimental-prometheus-rw');
+    expect(run.spec.runner.env ?? []).toEqual([]);
+  });
+
+  it('refuses a tenant the environment lacks', () => {
+    expect(() => withLoadTest({ tenant: 'nobody' })).toThrow(/platform.loadTest.tenant must name one of this environment's tenants \(alpha, beta, gamma\), got "nobody"/);
   });
 });
 

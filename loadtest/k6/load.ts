@@ -1,0 +1,120 @@
+import { check, sleep } from 'k6';
+import http from 'k6/http';
+import type { Options, Scenario } from 'k6/options';
+import { call, chainId, fill, type Params } from './lib/api';
+import { intEnv, target } from './lib/env';
+import { PROFILES as PROFILE_NAMES, type Profile, type RouteTemplate } from './lib/generated';
+import { authHeaders, httpAction, wallet, type Wallet } from './lib/wallet';
+
+/**
+ * Mixed REST traffic in one of five profiles (PROFILE=smoke|load|stress|soak|spike; RATE scales
+ * the arrival rates, in iterations per second). Every request is tagged `name` with its route
+ * template and `route_group` with its route group; thresholds hold p95/p99 per group and the error
+ * rate. Rate limits count per address and wallet: aim at a tenant whose limits allow the rate
+ * (or 429s show as failed checks "not rate limited").
+ */
+const RATE = intEnv('RATE', 20);
+const PROFILE = (__ENV.PROFILE || 'smoke') as Profile;
+
+const arrival = (stages: { target: number; duration: string }[], startRate = 0): Scenario => ({
+  executor: 'ramping-arrival-rate',
+  startRate,
+  timeUnit: '1s',
+  preAllocatedVUs: Math.max(2, RATE),
+  maxVUs: Math.max(10, RATE * 10),
+  stages,
+});
+
+const PROFILES: Record<Profile, Record<string, Scenario>> = {
+  smoke: { smoke: { executor: 'constant-vus', vus: 1, duration: '30s' } },
+  load: {
+    load: arrival([
+      { target: RATE, duration: '1m' },
+      { target: RATE, duration: '5m' },
+      { target: 0, duration: '30s' },
+    ]),
+  },
+  stress: {
+    stress: arrival([
+      { target: RATE, duration: '2m' },
+      { target: RATE * 2, duration: '3m' },
+      { target: RATE * 4, duration: '3m' },
+      { target: 0, duration: '1m' },
+    ]),
+  },
+  soak: { soak: { executor: 'constant-arrival-rate', rate: RATE, timeUnit: '1s', duration: '1h', preAllocatedVUs: Math.max(2, RATE), maxVUs: RATE * 10 } },
+  spike: {
+    spike: arrival(
+      [
+        { target: Math.max(1, Math.floor(RATE / 4)), duration: '30s' },
+        { target: RATE * 8, duration: '10s' },
+        { target: RATE * 8, duration: '1m' },
+        { target: Math.max(1, Math.floor(RATE / 4)), duration: '10s' },
+        { target: 0, duration: '30s' },
+      ],
+      1,
+    ),
+  },
+};
+if (!PROFILE_NAMES.includes(PROFILE)) throw new Error(`PROFILE must be one of ${PROFILE_NAMES.join(', ')}, got ${JSON.stringify(PROFILE)}`);
+
+/** Latency objectives per route group, in ms (p95, p99); signed requests pay for the Ed25519 check. */
+const OBJECTIVES = { market_reads: [200, 500], public: [300, 800], signed: [400, 1000] } as const;
+
+export const options: Options = {
+  scenarios: PROFILES[PROFILE],
+  thresholds: {
+    http_req_failed: ['rate<0.01'],
+    checks: ['rate>0.99'],
+    ...Object.fromEntries(Object.entries(OBJECTIVES).map(([group, [p95, p99]]) => [`http_req_duration{route_group:${group}}`, [`p(95)<${p95}`, `p(99)<${p99}`]])),
+  },
+  // Trends as the Prometheus remote-write output sends them (the load-test dashboard reads these).
+  summaryTrendStats: ['avg', 'p(95)', 'p(99)', 'max'],
+};
+
+// 404 is a documented answer of /markets/current when no market trades or is upcoming.
+http.setResponseCallback(http.expectedStatuses({ min: 200, max: 299 }, 404));
+
+interface Setup {
+  chain: string;
+  marketId: string | undefined;
+}
+
+export function setup(): Setup {
+  const t = target();
+  const r = call(t, 'GET', '/markets', { query: { limit: 1 }, group: 'setup' });
+  const first = r.status === 200 ? (r.json() as { data?: { markets?: { marketId?: string }[] } }).data?.markets?.[0]?.marketId : undefined;
+  return { chain: chainId(t), marketId: first };
+}
+
+let own: Wallet | undefined;
+
+function get(template: RouteTemplate, group: string, opts: { params?: Params; query?: Params; ok?: number[] } = {}) {
+  const r = call(target(), 'GET', template, { params: opts.params, query: opts.query, group });
+  check(r, {
+    [`${group}: expected status`]: (x) => (opts.ok ?? [200]).includes(x.status),
+    'not rate limited': (x) => x.status !== 429,
+  });
+  return r;
+}
+
+export default function (data: Setup): void {
+  const t = target();
+  get('/markets', 'market_reads', { query: { limit: 20 } });
+  get('/markets/current', 'market_reads', { ok: [200, 404] });
+  if (data.marketId) get('/markets/{marketId}', 'market_reads', { params: { marketId: data.marketId } });
+  get('/orderbook/top', 'market_reads');
+  get('/trades', 'market_reads', { query: { limit: 50 } });
+  get('/status', 'market_reads');
+  get('/leaderboard', 'public');
+  get('/v2/fee-config', 'public');
+  get('/achievements/all', 'public');
+  // A signed read on every fifth iteration: the sensitive tier is small per wallet.
+  if (__ITER % 5 === 0) {
+    own ??= wallet(t.runId, 'load');
+    const s = own.sign({ domain: t.authDomain, chain: data.chain, action: httpAction('GET', fill('/positions')) });
+    const r = call(t, 'GET', '/positions', { headers: authHeaders(s), group: 'signed' });
+    check(r, { 'signed: expected status': (x) => x.status === 200, 'not rate limited': (x) => x.status !== 429 });
+  }
+  if (PROFILE === 'smoke') sleep(Number(__ENV.THINK_SECONDS ?? 1));
+}

@@ -1,0 +1,3 @@
+const m = globalThis.__k6adapter.modules['k6/metrics'];
+export default m;
+export const { Counter, Gauge, Rate, Trend } = m;

@@ -1,0 +1,3 @@
+const m = globalThis.__k6adapter.modules['k6/websockets'];
+export default m;
+export const { WebSocket } = m;
