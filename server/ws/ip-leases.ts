@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from '../../core/redis/client';
+import { sendInOrder, type Redis } from '../../core/redis/client';
 import type { Keys } from '../../core/redis/keys';
 import type { Logger } from '../../core/telemetry/logger';
 
@@ -84,9 +84,8 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
 
   const renew = setInterval(() => {
     if (!held.size) return;
-    const p = redis.pipeline() as unknown as { wsLeaseRenew: LeaseRedis['wsLeaseRenew']; exec(): Promise<unknown> };
-    for (const l of held.values()) p.wsLeaseRenew(keys.wsConnections(l.ip), ttlMs, l.member);
-    p.exec().catch((err: Error) => logger.warn({ err: err.message }, 'ws lease renewal failed'));
+    const renewals = [...held.values()].map((l) => (c: Pick<LeaseRedis, 'wsLeaseRenew'>) => c.wsLeaseRenew(keys.wsConnections(l.ip), ttlMs, l.member));
+    sendInOrder(redis, renewals).catch((err: Error) => logger.warn({ err: err.message }, 'ws lease renewal failed'));
   }, Math.max(50, Math.floor(ttlMs / 3)));
   renew.unref();
 
@@ -119,9 +118,8 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
       const leases = [...held.values()];
       held.clear();
       if (!leases.length) return;
-      const p = redis.pipeline();
-      for (const l of leases) p.zrem(keys.wsConnections(l.ip), l.member);
-      await p.exec().catch(() => undefined);
+      const releases = leases.map((l) => (c: Pick<Redis, 'zrem'>) => c.zrem(keys.wsConnections(l.ip), l.member));
+      await sendInOrder(redis, releases).catch(() => undefined);
     },
   };
 }

@@ -1,0 +1,127 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { freePort } from './free-port';
+import { waitFor } from './tables';
+
+/** A redis-server process of the test's own (a temp dir, a free loopback port, no persistence). */
+export interface RedisProcess {
+  port: number;
+  url: string;
+  /** Stops the process (SIGTERM; it saves nothing) and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port (after stop), empty. */
+  start(): Promise<void>;
+  /** Stops it for good and deletes its directory. */
+  close(): Promise<void>;
+}
+
+async function untilPong(port: number, what: string): Promise<void> {
+  await waitFor(what, async () => {
+    const c = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    c.on('error', () => {});
+    try {
+      await c.connect();
+      return (await c.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      c.disconnect();
+    }
+  }, 20_000);
+}
+
+function launch(args: string[], dir: string): ChildProcess {
+  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], { stdio: 'ignore' });
+  child.on('error', (err) => {
+    throw new Error(`redis-server could not start (is it installed? scripts/ensure-services.sh installs it): ${err.message}`);
+  });
+  return child;
+}
+
+async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** A standalone redis-server the test can stop and start (the shared one at 6379 is never touched). */
+export async function startRedisServer(): Promise<RedisProcess> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'mi-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const proc: RedisProcess = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = launch(['--port', String(port)], dir);
+      await untilPong(port, `redis-server on ${port}`);
+    },
+    async stop() {
+      await stopChild(child);
+    },
+    async close() {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await proc.start();
+  return proc;
+}
+
+export interface RedisCluster {
+  /** `redis+cluster://` URL listing every master (the REDIS_URL form of D-92). */
+  url: string;
+  ports: number[];
+  close(): Promise<void>;
+}
+
+/**
+ * A local Redis Cluster of `masters` masters without replicas: redis-server in cluster mode on
+ * free loopback ports, joined with `redis-cli --cluster create`, ready once every node reports
+ * `cluster_state:ok`.
+ */
+export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'mi-redis-cluster-'));
+  const ports: number[] = [];
+  const children: ChildProcess[] = [];
+  const close = async () => {
+    await Promise.all(children.map(stopChild));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      // The cluster bus listens on port + 10000.
+      let port = await freePort(10_000);
+      while (ports.includes(port)) port = await freePort(10_000);
+      ports.push(port);
+      children.push(
+        launch(['--port', String(port), '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '5000'], dir),
+      );
+    }
+    await Promise.all(ports.map((p) => untilPong(p, `cluster node ${p}`)));
+    const created = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+    for (const p of ports) {
+      await waitFor(`cluster_state:ok on ${p}`, async () => {
+        const c = new Redis(p, '127.0.0.1', { maxRetriesPerRequest: 0 });
+        try {
+          return /cluster_state:ok/.test(await c.cluster('INFO'));
+        } finally {
+          c.disconnect();
+        }
+      }, 30_000);
+    }
+    return { url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
