@@ -12,7 +12,7 @@ export interface RedisProcess {
   url: string;
   /** Stops the process (SIGTERM; it saves nothing) and waits for it to exit. */
   stop(): Promise<void>;
-  /** Starts it again on the same port (after stop), empty. */
+  /** Starts it again on the same port (after stop): empty, or as it was with `persist`. */
   start(): Promise<void>;
   /** Stops it for good and deletes its directory. */
   close(): Promise<void>;
@@ -33,8 +33,9 @@ async function untilPong(port: number, what: string): Promise<void> {
   }, 20_000);
 }
 
-function launch(args: string[], dir: string): ChildProcess {
-  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], { stdio: 'ignore' });
+function launch(args: string[], dir: string, persist = false): ChildProcess {
+  const durability = persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--save', '', ...durability, '--dir', dir, ...args], { stdio: 'ignore' });
   child.on('error', (err) => {
     throw new Error(`redis-server could not start (is it installed? scripts/ensure-services.sh installs it): ${err.message}`);
   });
@@ -48,8 +49,12 @@ async function stopChild(child: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
-/** A standalone redis-server the test can stop and start (the shared one at 6379 is never touched). */
-export async function startRedisServer(): Promise<RedisProcess> {
+/**
+ * A standalone redis-server the test can stop and start (the shared one at 6379 is never
+ * touched). With `persist`, an append-only file (fsync per write) keeps its data across a
+ * restart, as a production Redis with persistence does.
+ */
+export async function startRedisServer(opts: { persist?: boolean } = {}): Promise<RedisProcess> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mi-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -57,7 +62,7 @@ export async function startRedisServer(): Promise<RedisProcess> {
     port,
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = launch(['--port', String(port)], dir);
+      child = launch(['--port', String(port)], dir, opts.persist);
       await untilPong(port, `redis-server on ${port}`);
     },
     async stop() {
