@@ -11,9 +11,12 @@ export async function startFreezableProxy(target: { host: string; port: number }
   const sockets = new Set<net.Socket>();
   let frozen = false;
   let down = false;
+  let delayMs = 0;
   const forward = (from: net.Socket, to: net.Socket) =>
     from.on('data', (chunk: Buffer) => {
       if (frozen) held.push(() => to.write(chunk));
+      // Timers of one delay fire in the order they were set: the byte order is kept.
+      else if (delayMs) setTimeout(() => to.write(chunk), delayMs);
       else to.write(chunk);
     });
   const server = net.createServer((client) => {
@@ -36,6 +39,10 @@ export async function startFreezableProxy(target: { host: string; port: number }
     url: `redis://127.0.0.1:${port}`,
     freeze() {
       frozen = true;
+    },
+    /** Every chunk, either way, is passed on this many ms late (0: at once). */
+    delay(ms: number) {
+      delayMs = ms;
     },
     thaw() {
       frozen = false;
