@@ -5,6 +5,7 @@ const benches: Record<string, () => Promise<void>> = {
   ws: async () => (await import('./ws-bench')).run(),
   'api-profile': async () => (await import('./api-profile')).run(),
   operator: async () => (await import('./operator-bench')).run(),
+  soak: async () => (await import('./soak-bench')).run(),
 };
 
 const name = process.argv[2];
