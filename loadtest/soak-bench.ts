@@ -22,10 +22,17 @@ const rssMb = (pid: number) => {
   return m ? Number(m[1]) / 1024 : NaN;
 };
 
-async function metric(port: number, name: string): Promise<number> {
+/**
+ * The event-loop delay since the previous scrape, in ms: prom-client resets its histogram at each
+ * scrape, so both figures come from one scrape.
+ */
+async function eventLoopDelay(port: number): Promise<{ p99: number; max: number }> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : NaN;
+  const read = (name: string) => {
+    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'm').exec(text);
+    return m ? Number(m[1]) * 1000 : NaN;
+  };
+  return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
 }
 
 /** Closed-loop reads with `concurrency` callers for `ms`: requests per second. */
@@ -88,6 +95,7 @@ export async function run(): Promise<void> {
     const measured = await capacity(url, 16, 10_000);
     const rate = measured / 2;
     const rssStart = rssMb(pid);
+    await eventLoopDelay(port); // starts the first sample's interval here
     const samples: { minute: number; rssMb: number; lagP99Ms: number; lagMaxMs: number }[] = [];
     let sent = 0;
     let errors = 0;
@@ -114,12 +122,8 @@ export async function run(): Promise<void> {
       }
       if (Date.now() >= nextSample) {
         nextSample += Math.min(60_000, (minutes * 60_000) / 4);
-        samples.push({
-          minute: (Date.now() - start) / 60_000,
-          rssMb: rssMb(pid),
-          lagP99Ms: (await metric(port, 'nodejs_eventloop_lag_p99_seconds')) * 1000,
-          lagMaxMs: (await metric(port, 'nodejs_eventloop_lag_max_seconds')) * 1000,
-        });
+        const lag = await eventLoopDelay(port);
+        samples.push({ minute: (Date.now() - start) / 60_000, rssMb: rssMb(pid), lagP99Ms: lag.p99, lagMaxMs: lag.max });
       }
       await new Promise((r) => setTimeout(r, 10));
     }
