@@ -33,12 +33,17 @@ async function untilPong(port: number, what: string): Promise<void> {
   }, 20_000);
 }
 
+/** Fails at once, with what to do, when a Redis binary is missing (scripts/ensure-services.sh installs them). */
+function requireBinary(name: 'redis-server' | 'redis-cli'): void {
+  const r = spawnSync(name, ['--version'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) throw new Error(`${name} is not installed: install Redis (apt-get install redis-server) or run scripts/ensure-services.sh`);
+}
+
 function launch(args: string[], dir: string, persist = false): ChildProcess {
   const durability = persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   const child = spawn('redis-server', ['--bind', '127.0.0.1', '--save', '', ...durability, '--dir', dir, ...args], { stdio: 'ignore' });
-  child.on('error', (err) => {
-    throw new Error(`redis-server could not start (is it installed? scripts/ensure-services.sh installs it): ${err.message}`);
-  });
+  // Reported by the readiness wait that follows (it times out): a missing binary was checked first.
+  child.on('error', () => {});
   return child;
 }
 
@@ -55,6 +60,7 @@ async function stopChild(child: ChildProcess | undefined): Promise<void> {
  * restart, as a production Redis with persistence does.
  */
 export async function startRedisServer(opts: { persist?: boolean } = {}): Promise<RedisProcess> {
+  requireBinary('redis-server');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mi-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -90,6 +96,8 @@ export interface RedisCluster {
  * `cluster_state:ok`.
  */
 export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  requireBinary('redis-server');
+  requireBinary('redis-cli');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mi-redis-cluster-'));
   const ports: number[] = [];
   const children: ChildProcess[] = [];
