@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The fault suite (`npm run test:faults`, jest.faults.config.js) takes minutes of real outages.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
     // ESM-only dependencies that Node loads with require(esm) but Jest's module system cannot.

@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<void>> = {
   operator: async () => (await import('./operator-bench')).run(),
   abuse: async () => (await import('./abuse-bench')).run(),
   'ws-backpressure': async () => (await import('./ws-backpressure')).run(),
+  soak: async () => (await import('./soak-bench')).run(),
 };
 
 const name = process.argv[2];

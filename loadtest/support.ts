@@ -45,8 +45,8 @@ export const build = () => execFileSync('bash', ['scripts/build.sh'], { cwd: ROO
  * A process entry point as a child, resolving `port` when it reports `listening` over IPC.
  * Compiled entry points (dist/) run under plain node, as in production; sources under tsx.
  */
-export function spawnListening(file: string, env: Record<string, string>, nodeFlags: string[] = []): { child: ChildProcess; port: Promise<number> } {
-  const child = fork(path.join(ROOT, file), [], {
+export function spawnListening(file: string, env: Record<string, string>, nodeFlags: string[] = [], args: string[] = []): { child: ChildProcess; port: Promise<number> } {
+  const child = fork(path.join(ROOT, file), args, {
     cwd: ROOT,
     execArgv: [...nodeFlags, ...(file.endsWith('.js') ? [] : ['--import', 'tsx'])],
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error', ...env },

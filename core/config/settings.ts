@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { parseRedisUrl, REDIS_URL_SCHEMES } from '../redis/url';
 
 /**
  * The settings catalog: every environment variable the processes read, declared once.
@@ -98,6 +99,20 @@ function uri<const C extends Common<string>>(schemes: readonly string[], c: C) {
   );
 }
 
+/** `REDIS_URL`: one Redis or a Redis Cluster's seed nodes (core/redis/url.ts). */
+function redisUri<const C extends Common<string>>(c: C) {
+  const rule = Joi.string().custom((value: string, helpers) => {
+    const target = parseRedisUrl(value);
+    return 'error' in target ? helpers.message({ custom: `{{#label}} ${target.error}` }) : value;
+  });
+  return spec<string, C>(
+    rule,
+    { type: 'string', pattern: `^(${REDIS_URL_SCHEMES.map((s) => s.replace('+', '\\+')).join('|')})://` },
+    REDIS_URL_SCHEMES.map((s) => `\`${s}://\``).join(' or ') + ' URI',
+    c,
+  );
+}
+
 function secretText<const C extends Common<string>>(minLength: number, c: C) {
   return spec<string, C>(Joi.string().min(minLength), { type: 'string', minLength }, `at least ${minLength} characters`, { ...c, secret: true });
 }
@@ -152,11 +167,11 @@ export const SETTINGS = {
     description: 'PostgreSQL of the tenant; unset means embedded PostgreSQL (single-process mode)',
   }),
   DATABASE_POOL_MAX: int({ min: 1, max: 200, default: 10, readBy: BOTH, description: 'connections per process' }),
-  REDIS_URL: uri(['redis', 'rediss'], {
+  REDIS_URL: redisUri({
     readBy: BOTH,
     secret: true,
     description:
-      'Redis shared by the API replicas and the indexer; unset means in-memory nonce store, rate limiter and bus (one process only)',
+      'Redis shared by the API replicas and the indexer: `redis://[user:password@]host:port[/db]` for one Redis, `redis+cluster://[user:password@]host:port,host:port,…` for a Redis Cluster (seed nodes; D-92), `rediss` for TLS; unset means in-memory nonce store, rate limiter and bus (one process only)',
   }),
   REDIS_COMMAND_TIMEOUT_MS: int({
     min: 10,

@@ -1,4 +1,4 @@
-import type { Redis } from './client';
+import { subscriberOf, type Redis } from './client';
 import type { Keys } from './keys';
 
 export type BusHandler = (message: string, channel: string) => void;
@@ -58,10 +58,9 @@ function createHandlerTable(onError: (err: unknown) => void) {
 export function createRedisBus(opts: { redis: Redis; keys: Keys; onError?: (err: unknown) => void }): Bus {
   const { keys } = opts;
   const onError = opts.onError ?? (() => {});
-  // A connection in subscriber mode can run no other command, hence a dedicated one. It
-  // queues commands while reconnecting and re-subscribes by itself afterwards. No command
-  // timeout: a (P)SUBSCRIBE that timed out would still take effect once Redis answers.
-  const sub = opts.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
+  // Classic (not sharded) pub/sub, also on a Cluster (D-93): a PUBLISH reaches subscribers on
+  // every node, and patterns (`market:*`) work, which sharded pub/sub does not offer.
+  const sub = subscriberOf(opts.redis);
   sub.on('error', onError);
   const table = createHandlerTable(onError);
 

@@ -1,5 +1,5 @@
 import type { Bus } from './bus';
-import type { Redis } from './client';
+import { sendInOrder, type Redis } from './client';
 import type { Keys } from './keys';
 
 /** One live change of a channel, as the indexer produces it after a commit. */
@@ -106,14 +106,12 @@ export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partia
       if (!updates.length) return;
       // Hex digits and dashes only: safe inside the JSON the script writes.
       const tp = traceparent && TRACEPARENT.test(traceparent) ? traceparent : '';
-      // One pipeline per batch: one round trip, and Redis runs the scripts in this order.
-      const p = redis.pipeline() as unknown as { appendUpdate: RedisWithAppend['appendUpdate']; exec(): Promise<[Error | null, unknown][] | null> };
-      for (const u of updates) {
-        p.appendUpdate(seqKey(u.channel), keys.stream(u.channel), String(u.slot), JSON.stringify(u.data), keep, ttl, keys.channel(u.channel), tp);
-      }
-      const results = (await p.exec()) ?? [];
-      const failed = results.find(([err]) => err);
-      if (failed) throw failed[0];
+      // One pipeline per batch on one Redis: one round trip, and Redis runs the scripts in this
+      // order. On a Cluster each channel's scripts still run in order (same key, same node).
+      await sendInOrder<Pick<RedisWithAppend, 'appendUpdate'>>(
+        redis,
+        updates.map((u) => (c) => c.appendUpdate(seqKey(u.channel), keys.stream(u.channel), String(u.slot), JSON.stringify(u.data), keep, ttl, keys.channel(u.channel), tp)),
+      );
     },
     async since(channel, after) {
       const [[, latestRaw], [, first], [, rest]] = (await redis

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from '../../core/redis/client';
+import { sendInOrder, type Redis } from '../../core/redis/client';
 import type { Keys } from '../../core/redis/keys';
 import type { Logger } from '../../core/telemetry/logger';
 
@@ -89,12 +89,7 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
     else local.set(ip, c);
   };
 
-  type RenewPipeline = { wsLeaseRenew: LeaseRedis['wsLeaseRenew']; exec(): Promise<[Error | null, unknown][] | null> };
-  const renewAll = (leases: Lease[]) => {
-    const p = redis.pipeline() as unknown as RenewPipeline;
-    for (const l of leases) p.wsLeaseRenew(keys.wsConnections(l.ip), ttlMs, l.member);
-    return p.exec();
-  };
+  const renew = (l: Lease) => (c: Pick<LeaseRedis, 'wsLeaseRenew'>) => c.wsLeaseRenew(keys.wsConnections(l.ip), ttlMs, l.member);
 
   /**
    * Leases taken in fallback mode enter the shared count once Redis answers again (D-103):
@@ -107,9 +102,11 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
     registering = true;
     const leases = [...unregistered.values()];
     try {
-      const results = await renewAll(leases);
+      // One command per lease, each on its own (a Cluster pipeline may touch one node only):
+      // a rare path, taken once after an outage.
+      const results = await Promise.allSettled(leases.map((l) => renew(l)(redis)));
       leases.forEach((l, i) => {
-        if (results?.[i]?.[0]) return;
+        if (results[i]!.status === 'rejected') return;
         if (unregistered.delete(l.member)) held.set(l.member, l);
         // Closed while its registration was on the way: take it back out.
         else redis.zrem(keys.wsConnections(l.ip), l.member).catch(() => undefined);
@@ -124,12 +121,12 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
   const onReady = () => void register();
   redis.on('ready', onReady);
 
-  const renew = setInterval(() => {
+  const renewal = setInterval(() => {
     void register();
     if (!held.size) return;
-    renewAll([...held.values()]).catch((err: Error) => logger.warn({ err: err.message }, 'ws lease renewal failed'));
+    sendInOrder(redis, [...held.values()].map(renew)).catch((err: Error) => logger.warn({ err: err.message }, 'ws lease renewal failed'));
   }, Math.max(50, Math.floor(ttlMs / 3)));
-  renew.unref();
+  renewal.unref();
 
   return {
     async acquire(ip) {
@@ -157,16 +154,15 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
       });
     },
     async close() {
-      clearInterval(renew);
+      clearInterval(renewal);
       redis.off('ready', onReady);
       const leases = [...held.values()];
       held.clear();
       unregistered.clear();
       local.clear();
       if (!leases.length) return;
-      const p = redis.pipeline();
-      for (const l of leases) p.zrem(keys.wsConnections(l.ip), l.member);
-      await p.exec().catch(() => undefined);
+      const releases = leases.map((l) => (c: Pick<Redis, 'zrem'>) => c.zrem(keys.wsConnections(l.ip), l.member));
+      await sendInOrder(redis, releases).catch(() => undefined);
     },
   };
 }

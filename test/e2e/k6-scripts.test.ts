@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type Redis from 'ioredis';
+import type { Redis } from '../../core/redis/client';
 import { SETTINGS } from '../../core/config/settings';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisUpdateLog } from '../../core/redis/updates';

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { Redis } from '../../core/redis/client';
 import { WS_LIMITS } from '../../core/limits';
 import { runBackpressure } from '../../loadtest/ws-backpressure';
 import { BACKPRESSURE_REASON, CLOSE } from '../../server/ws/protocol';

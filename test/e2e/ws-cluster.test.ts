@@ -1,7 +1,7 @@
 import { createDatabase } from '../../core/db';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { spawnApi, spawnIndexer, type ApiChild } from '../support/processes';
-import { TEST_REDIS_URL, testTenant } from '../support/redis';
+import { REDIS_TARGETS, TEST_REDIS_URL, testTenant, type RedisTarget } from '../support/redis';
 import { PROGRAM_ID } from '../support/indexer';
 import { waitFor } from '../support/tables';
 import { refusedUpgrade, WsClient } from '../support/ws';
@@ -11,6 +11,7 @@ describe('WebSocket across API replicas (real processes)', () => {
   let tdb: TestDatabase;
   const children: ApiChild[] = [];
   const clients: WsClient[] = [];
+  const targets: RedisTarget[] = [];
   let env: Record<string, string>;
 
   async function api(): Promise<{ child: ApiChild; ws: string }> {
@@ -37,6 +38,7 @@ describe('WebSocket across API replicas (real processes)', () => {
       c.child.kill('SIGKILL');
       await c.exited;
     }
+    for (const t of targets.splice(0)) await t.close();
   });
   afterAll(async () => {
     await tdb.drop();
@@ -70,7 +72,14 @@ describe('WebSocket across API replicas (real processes)', () => {
     expect((await refusedUpgrade(b.ws)).status).toBe(429);
   }, 60_000);
 
-  it('delivers an update published by a separate indexer process to a client of another replica; SIGTERM closes with 1001', async () => {
+  it.each(REDIS_TARGETS)('delivers an update published by a separate indexer process to a client of another replica, on $name; SIGTERM closes with 1001', async (t) => {
+    const target = await t.start();
+    targets.push(target);
+    // A database of its own: the indexer must start from an empty cursor on each target.
+    const own = await createTestDatabase();
+    targets.push({ url: own.url, close: () => own.drop() });
+    env.REDIS_URL = target.url;
+    env.DATABASE_URL = own.url;
     const [a, b] = await Promise.all([api(), api()]);
     // The simulator's first markets: marketId = floor(unix time / 60) from its fixed genesis.
     const first = Math.floor(1_767_225_600 / 60);
@@ -86,7 +95,7 @@ describe('WebSocket across API replicas (real processes)', () => {
     const indexer = spawnIndexer(['--source', 'simulator', '--seed', '4242', '--until-slot', '400', '--batch-size', '50', '--feeds', '1'], env);
     expect(await indexer.exited).toEqual({ code: 0, signal: null });
     // The last top-of-book update per market (delivered after the indexer exited) equals what it committed.
-    const database = createDatabase({ url: tdb.url, poolMax: 1 });
+    const database = createDatabase({ url: own.url, poolMax: 1 });
     try {
       const rows = await database.db.any('SELECT market_id::text AS id, best_bid, best_ask FROM markets WHERE market_id = ANY($1::bigint[])', [ids]);
       expect(rows.filter((r) => r.best_bid !== null).length).toBeGreaterThan(0);
@@ -111,5 +120,5 @@ describe('WebSocket across API replicas (real processes)', () => {
     b.child.child.kill('SIGTERM');
     expect(await onB.closed).toEqual({ code: 1001, reason: 'Server shutting down' });
     expect(await b.child.exited).toEqual({ code: 0, signal: null });
-  }, 90_000);
+  }, 120_000);
 });

@@ -40,7 +40,7 @@ describe('two API replicas across a Redis restart without persistence', () => {
     clients.splice(0).forEach((c) => c.disconnect());
   });
   afterAll(async () => {
-    await server.stop();
+    await server.close();
     await database.close();
     await tdb.drop();
   });
@@ -154,13 +154,13 @@ describe('two API replicas across a Redis restart without persistence', () => {
       // The deployment kit's dev Redis, run as the kit runs it (its data folder aside), meets them.
       // Its --dir, given after the helper's own, is a scratch folder too.
       const dir = mkdtempSync(path.join(os.tmpdir(), 'kit-redis-'));
-      const kit = await startRedisServer(REDIS_ARGS.map((a, i) => (REDIS_ARGS[i - 1] === '--dir' ? dir : a)));
+      const kit = await startRedisServer({ args: REDIS_ARGS.map((a, i) => (REDIS_ARGS[i - 1] === '--dir' ? dir : a)) });
       const k = new IORedis(kit.url, { maxRetriesPerRequest: 1 });
       try {
         expect(await checkRedisRequirements(k)).toEqual({ checked: true, problems: [] });
       } finally {
         k.disconnect();
-        await kit.stop();
+        await kit.close();
         rmSync(dir, { recursive: true, force: true });
       }
     } finally {

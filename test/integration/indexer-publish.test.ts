@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type Redis from 'ioredis';
+import type { Redis } from '../../core/redis/client';
 import { createDatabase, type Database } from '../../core/db';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisBus, type Bus } from '../../core/redis/bus';

@@ -1,5 +1,5 @@
 import bs58 from 'bs58';
-import type Redis from 'ioredis';
+import type { Redis } from '../../core/redis/client';
 import nacl from 'tweetnacl';
 import type { Common } from '../../core/common';
 import { createDatabase, type Database } from '../../core/db';
