@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Response } from 'express';
 import fresh from 'fresh';
+import { channelPattern } from '../../core/live/channels';
 import type { Bus, Unsubscribe } from '../../core/redis/bus';
 
 export interface CachedResponse {
@@ -71,7 +72,8 @@ export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => nu
     }
     entries.set(key, { value, expires: t + ttl });
   };
-  if (opts.bus) for (const pattern of ['market:*', 'orderbook:*']) subs.push(opts.bus.subscribe(pattern, invalidate));
+  // Positions never change a hot read: only market and book changes drop the cache.
+  if (opts.bus) for (const kind of ['market', 'orderbook'] as const) subs.push(opts.bus.subscribe(channelPattern(kind), invalidate));
 
   return {
     async get(key, load) {
