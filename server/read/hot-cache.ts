@@ -27,8 +27,15 @@ export function sendCached(res: Response, c: CachedResponse): void {
     res.status(304).end();
     return;
   }
-  res.status(c.status).type('application/json').send(c.body);
+  // Written directly: Express's `send` would look the type up, re-check freshness and hash
+  // nothing useful on every hot read. Node itself leaves the body out of a HEAD answer.
+  res.statusCode = c.status;
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', c.body.length);
+  res.end(c.body);
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface HotCache {
   get(key: string, load: () => Promise<{ status: number; json: unknown }>): Promise<CachedResponse>;
