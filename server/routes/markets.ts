@@ -47,7 +47,7 @@ export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
       path: '/markets',
       access: read,
       // Built once per app, not per request: it names this deployment's chain.
-      query: Joi.object({ state: Joi.number().integer().min(0).max(5), limit: limit(50, 100), offset: offset(1_000_000), chain: Joi.string().valid(chainId) }),
+      query: Joi.object({ state: Joi.number().integer().min(0).max(5), limit: limit(50, 100), offset: offset(1_000_000), chain: Joi.string().valid(chainId).meta({ setting: 'CHAIN_ID' }) }),
       handler: async (_req, res, { query: q }) => {
         const c = await hot.get(`list:${q.state ?? ''}:${q.limit}:${q.offset}`, async () => {
           const page = await marketsPage(db, q);

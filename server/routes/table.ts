@@ -46,6 +46,8 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
    * rules from the request (documented beside the route).
    */
   query: Joi.ObjectSchema<Q> | 'custom';
+  /** With `query: 'custom'`: the rule sets the handler chooses from, for the API contract. */
+  documentedQuery?: Joi.ObjectSchema[];
   /** The path parameter rules, for paths with parameters. */
   params?: Joi.ObjectSchema<P>;
   handler: (req: Request, res: Response, input: RouteInput<Q, P>) => Promise<void>;

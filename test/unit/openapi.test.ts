@@ -5,6 +5,7 @@ import { OPENAPI_PATH } from '../support/openapi';
 import { ERROR_STATUS } from '../../core/http/errors';
 import { v1Presentation } from '../../server/routes';
 import type { RouteDeps } from '../../server/routes/table';
+import { parametersOf } from '../../server/routes/contract';
 
 describe('api-reference/openapi.yaml', () => {
   it('passes the Redocly linter (recommended rules) with no errors', async () => {
@@ -26,5 +27,35 @@ describe('api-reference/openapi.yaml', () => {
       .sort();
     expect(served.length).toBeGreaterThan(20);
     expect(documented).toEqual(served);
+  });
+
+  it("declares each operation's query and path parameters exactly as its joi rules accept them", () => {
+    const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8'));
+    const resolve = <T>(x: T | { $ref: string }): T => {
+      if (!x || typeof x !== 'object' || !('$ref' in x)) return x as T;
+      const [, , kind, name] = x.$ref.split('/');
+      return resolve(doc.components[kind!][name!]);
+    };
+    const KEYS = ['type', 'minimum', 'maximum', 'maxLength', 'pattern', 'enum', 'default', 'anyOf'] as const;
+    const normalize = (schema: Record<string, unknown>): Record<string, unknown> => {
+      const s = resolve(schema);
+      const out: Record<string, unknown> = {};
+      for (const k of KEYS) if (s[k] !== undefined) out[k] = k === 'anyOf' ? (s[k] as Record<string, unknown>[]).map(normalize) : s[k];
+      return out;
+    };
+    const mismatches: string[] = [];
+    for (const route of v1Presentation.routes({ chainId: 'devnet' } as RouteDeps)) {
+      const path = `${v1Presentation.prefix}${route.path.replace(/:(\w+)/g, '{$1}')}`;
+      const op = doc.paths[path]?.[route.method.toLowerCase()];
+      const documented = ((op?.parameters ?? []) as unknown[])
+        .map((p) => resolve(p as { name: string; in: string; required?: boolean; schema: Record<string, unknown> }))
+        .filter((p) => p.in === 'query' || p.in === 'path')
+        .map((p) => ({ name: p.name, in: p.in, required: p.required === true, schema: normalize(p.schema) }));
+      const accepted = parametersOf(route).map((p) => ({ ...p, schema: normalize(p.schema as Record<string, unknown>) }));
+      const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+      const [d, a] = [JSON.stringify(documented.sort(byName)), JSON.stringify(accepted.sort(byName))];
+      if (d !== a) mismatches.push(`${route.method} ${path}\n  documented ${d}\n  accepted   ${a}`);
+    }
+    expect(mismatches).toEqual([]);
   });
 });
