@@ -1,4 +1,5 @@
 import type Joi from 'joi';
+import { ERROR_STATUS } from '../../core/http/errors';
 import type { RouteDef } from './table';
 
 /** The subset of JSON Schema a query or path parameter's rules translate to. */
@@ -81,4 +82,17 @@ export function parametersOf(route: RouteDef): ParameterContract[] {
   // Where the handler chooses between rule sets, a parameter is required only if every set requires it.
   for (const [name, p] of merged) merged.set(name, { ...p, required: sets.every((set) => set.some((q) => q.name === name && q.required)) });
   return [...fromObject(route.params, 'path'), ...merged.values()];
+}
+
+/**
+ * Every HTTP status an operation can answer with: 200; 304 for a conditional read; 400 for
+ * its rules (every route refuses unknown parameters) and malformed percent-encoding; 401 where
+ * a wallet signs; the handler's own refusals; 429 (its tier, or the failed-authentication
+ * budget); 500, 503 and 504 when a store fails, is unreachable or is too slow.
+ */
+export function statusesOf(route: RouteDef): number[] {
+  const signed = route.access.by === 'wallet' || route.alternative?.access.by === 'wallet';
+  const own = (route.errors ?? []).map((c) => ERROR_STATUS[c]);
+  const all = [200, ...(route.conditional ? [304] : []), 400, ...(signed ? [401] : []), ...own, 429, 500, 503, 504];
+  return [...new Set(all)].sort((a, b) => a - b);
 }

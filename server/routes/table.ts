@@ -4,7 +4,7 @@ import { match } from 'path-to-regexp';
 import type { Db } from '../../core/db';
 import type { Tier } from '../../core/limits';
 import type { Metrics } from '../../core/telemetry/metrics';
-import type { ErrorWriter } from '../http/errors';
+import type { ErrorCode, ErrorWriter } from '../http/errors';
 import type { HotCache } from '../read/hot-cache';
 import { parse } from '../http/validate';
 import type { Guards } from './guards';
@@ -50,6 +50,13 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
   documentedQuery?: Joi.ObjectSchema[];
   /** The path parameter rules, for paths with parameters. */
   params?: Joi.ObjectSchema<P>;
+  /**
+   * The refusals the handler itself makes (NOT_FOUND, ...), beyond those every route can give
+   * (validation, limits, authentication, store failures, timeout): the contract lists them.
+   */
+  errors?: ErrorCode[];
+  /** Answers 304 to a current `If-None-Match` (a hot read, D-48). */
+  conditional?: boolean;
   handler: (req: Request, res: Response, input: RouteInput<Q, P>) => Promise<void>;
 }
 
