@@ -120,9 +120,14 @@ export async function run(): Promise<void> {
     // The SDK and the instrumentations loaded, nothing sampled: what an unsampled request pays.
     ['tracing on, none sampled', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_off' }],
   ];
+  // BENCH_TRACING=off: only the untraced variants (a shorter run for A/B comparisons).
+  const tracingOff = process.env.BENCH_TRACING === 'off';
+  // BENCH_API_ALT=<another build's dist/server/main.js>: that build measured in the same rounds,
+  // for a before/after ratio that machine drift cannot fake.
+  const alt = process.env.BENCH_API_ALT ? [[`tracing off, other build (${process.env.BENCH_API_ALT})`, {}, process.env.BENCH_API_ALT] as const] : [];
   const targets: Target[] = [];
-  for (const [label, tracingEnv] of variants) {
-    const { child, port } = spawnListening('dist/server/main.js', {
+  for (const [label, tracingEnv, main] of [...variants.filter(([, e]) => !tracingOff || !e.OTEL_EXPORTER_OTLP_ENDPOINT).map(([l, e]) => [l, e, 'dist/server/main.js'] as const), ...alt]) {
+    const { child, port } = spawnListening(main, {
       ...env,
       NODE_ENV: 'production',
       DATABASE_URL: url,
@@ -140,12 +145,12 @@ export async function run(): Promise<void> {
   await writeFile(bodiesFile, JSON.stringify(bodies));
   const plain = spawnListening('loadtest/plain-express.ts', { BODIES_FILE: bodiesFile });
   // What tracing alone costs: the same app with the API's server span exported on every request.
-  const traced = spawnListening('loadtest/plain-express.ts', { BODIES_FILE: bodiesFile, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
   const plainPath = (p: string) => `/${paths.indexOf(p)}`;
-  targets.unshift(
-    { label: 'plain Express, same body from memory', child: plain.child, base: `http://127.0.0.1:${await plain.port}`, path: plainPath },
-    { label: 'plain Express + server span only, tracing on', child: traced.child, base: `http://127.0.0.1:${await traced.port}`, path: plainPath },
-  );
+  if (!tracingOff) {
+    const traced = spawnListening('loadtest/plain-express.ts', { BODIES_FILE: bodiesFile, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+    targets.unshift({ label: 'plain Express + server span only, tracing on', child: traced.child, base: `http://127.0.0.1:${await traced.port}`, path: plainPath });
+  }
+  targets.unshift({ label: 'plain Express, same body from memory', child: plain.child, base: `http://127.0.0.1:${await plain.port}`, path: plainPath });
   // Fresh processes: warm the JIT, the pools and the cache before measuring.
   for (const t of targets) for (const p of paths) await sequential(`${t.base}${t.path(p)}`, 300);
   const signedTarget = targets.find((t) => t.label === 'API process, tracing off')!;

@@ -46,7 +46,7 @@ export const build = () => execFileSync('bash', ['scripts/build.sh'], { cwd: ROO
  * Compiled entry points (dist/) run under plain node, as in production; sources under tsx.
  */
 export function spawnListening(file: string, env: Record<string, string>, nodeFlags: string[] = [], args: string[] = []): { child: ChildProcess; port: Promise<number> } {
-  const child = fork(path.join(ROOT, file), args, {
+  const child = fork(path.resolve(ROOT, file), args, {
     cwd: ROOT,
     execArgv: [...nodeFlags, ...(file.endsWith('.js') ? [] : ['--import', 'tsx'])],
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error', ...env },
