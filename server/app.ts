@@ -10,7 +10,7 @@ import { STORES } from '../core/telemetry/metrics';
 import type { SignatureVerifier } from './auth/verify';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
-import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics } from './http/middleware';
+import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics, sequence } from './http/middleware';
 import { createProbes } from './http/probes';
 import type { RateLimits } from './limits/rate-limit';
 import { createHotCache } from './read/hot-cache';
@@ -53,18 +53,22 @@ export function createApp(opts: {
   setErrorWriter(app.locals, presentation.errorBody);
 
   if (config.otel.endpoint) app.use(serverSpans());
-  app.use(requestId());
-  app.use(deprecatedAliases(presentation.prefix));
-  app.use(requestMetrics(metrics));
-  app.use(handlerTimeout(config.requestTimeoutMs));
-  // Before any router: matching a path parameter decodes it, and a malformed one threw (D-75).
-  app.use(refuseMalformedEncoding(opts.limits, logger));
+  app.use(
+    sequence(
+      requestId(),
+      deprecatedAliases(presentation.prefix),
+      requestMetrics(metrics),
+      handlerTimeout(config.requestTimeoutMs),
+      // Before any router: matching a path parameter decodes it, and a malformed one threw (D-75).
+      refuseMalformedEncoding(opts.limits, logger),
+    ),
+  );
 
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature });
   const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt });
-  app.use(presentation.prefix, mountRoutes(routes, guards));
+  mountRoutes(app, presentation.prefix, routes, guards);
 
   // Operational endpoints: root only, unversioned, not rate limited: answered from memory
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).

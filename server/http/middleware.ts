@@ -14,6 +14,30 @@ declare module 'express-serve-static-core' {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+type Middleware = (req: Request, res: Response, next: NextFunction) => void | Promise<void>;
+
+/**
+ * Middleware run in order as one Express layer: each layer costs the router a walk and a
+ * match per request, and the ones every request passes through need neither.
+ */
+export function sequence(...steps: Middleware[]): Middleware {
+  return (req, res, next) => {
+    let i = 0;
+    const step = (err?: unknown): void => {
+      if (err !== undefined) return next(err);
+      const mw = steps[i++];
+      if (!mw) return next();
+      try {
+        const r = mw(req, res, step);
+        if (r instanceof Promise) r.catch(next);
+      } catch (e) {
+        next(e);
+      }
+    };
+    step();
+  };
+}
+
 /**
  * Echo a sane client `x-request-id`, or generate one; a log line about the request carries it
  * (no child logger per request: most requests log nothing, and pino's child costs CPU).

@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import type Joi from 'joi';
 import { match } from 'path-to-regexp';
 import type { Db } from '../../core/db';
@@ -68,12 +68,13 @@ function guard(g: Guards, a: Access): RequestHandler {
 }
 
 /**
- * One router holding every route in table order. The access check (rate limit, signature) runs
- * before validation, so a refused parameter still costs its request (spec 8).
+ * Every route in table order, on `router` under `prefix` (the app's own router: a nested one
+ * would cost each request another walk and a prefix trim). The access check (rate limit,
+ * signature) runs before validation, so a refused parameter still costs its request (spec 8).
  */
-export function mountRoutes(routes: readonly RouteDef[], g: Guards): Router {
-  const router = Router();
+export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'delete'>, prefix: string, routes: readonly RouteDef[], g: Guards): void {
   for (const r of routes) {
+    const path = `${prefix}${r.path}`;
     const primary = guard(g, r.access);
     const alt = r.alternative;
     const access: RequestHandler = alt ? ((altGuard) => (req, res, next) => (alt.when(req) ? altGuard : primary)(req, res, next))(guard(g, alt.access)) : primary;
@@ -84,13 +85,13 @@ export function mountRoutes(routes: readonly RouteDef[], g: Guards): Router {
     };
     switch (r.method) {
       case 'GET':
-        router.get(r.path, access, handle);
+        router.get(path, access, handle);
         break;
       case 'POST':
-        router.post(r.path, access, handle);
+        router.post(path, access, handle);
         break;
       case 'DELETE':
-        router.delete(r.path, access, handle);
+        router.delete(path, access, handle);
         break;
       default: {
         const never: never = r.method;
@@ -98,7 +99,6 @@ export function mountRoutes(routes: readonly RouteDef[], g: Guards): Router {
       }
     }
   }
-  return router;
 }
 
 /**
