@@ -6,6 +6,7 @@ import { ApiError } from '../http/errors';
 import { base58Address, limit, NO_PARAMS, offset, parse } from '../http/validate';
 import { sendCached as send, type HotCache } from '../read/hot-cache';
 import { liveProgramConfig } from '../read/queries';
+import { marketsPage } from '../read/queries/markets';
 import { currentMarket, iso, level, marketListItem } from '../read/serialize';
 import type { Guards } from './guards';
 
@@ -25,17 +26,8 @@ export async function findMarket(db: Db, marketId: unknown): Promise<Row> {
 }
 
 async function listPayload(db: Db, q: { state?: number; limit: number; offset: number }) {
-  const where = q.state === undefined ? '' : 'WHERE state = $3';
-  // Deferred join: the offset is skipped on the narrow index alone, then only `limit` rows are read.
-  const [rows, count] = await Promise.all([
-    db.any<Row>(
-      `SELECT m.* FROM markets m JOIN (SELECT id FROM markets ${where} ORDER BY market_id DESC, id DESC LIMIT $1 OFFSET $2) page USING (id)
-        ORDER BY m.market_id DESC, m.id DESC`,
-      [q.limit, q.offset, q.state],
-    ),
-    db.one<{ n: number }>(`SELECT COALESCE(sum(n), 0)::int AS n FROM market_counts ${where.replace('$3', '$1')}`, [q.state]),
-  ]);
-  return { status: 200, json: { data: { markets: rows.map(marketListItem), total: count.n, limit: q.limit, offset: q.offset } } };
+  const { rows, total } = await marketsPage(db, q);
+  return { status: 200, json: { data: { markets: rows.map(marketListItem), total, limit: q.limit, offset: q.offset } } };
 }
 
 async function currentPayload(db: Db) {
