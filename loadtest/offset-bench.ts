@@ -84,7 +84,9 @@ export async function run(): Promise<void> {
   process.stdout.write(
     `\nDeep offset benchmark (${new Date().toISOString()}, ${MARKETS} markets, ${PER_EPOCH} per epoch id, ${ROUNDS} rounds of ${REQUESTS} sequential requests; ms, median (min–max) over rounds)\n`,
   );
-  for (const [label, rs] of results) process.stdout.write(`  ${label.padEnd(66)}  p50 ${fmt(rs.map((r) => r.p50))}, p95 ${fmt(rs.map((r) => r.p95))}\n`);
+  for (const [label, rs] of results) {
+    process.stdout.write(`  ${label.padEnd(66)}  p50 ${fmt(rs.map((r) => r.p50))}, p95 ${fmt(rs.map((r) => r.p95))}; p95 per round ${rs.map((r) => r.p95.toFixed(1)).join(' ')}\n`);
+  }
   const nowP95 = results.get(variants[2]![0])!.map((r) => r.p95);
   const beforeP95 = results.get(variants[3]![0])!.map((r) => r.p95);
   const ratios = nowP95.map((p, i) => beforeP95[i]! / p);
