@@ -19,7 +19,7 @@ import { MarketSimulator } from '../simulator/engine';
 import { createApp } from '../server/app';
 import { createApiStores } from '../server/stores';
 import { walletHeaders } from '../test/support/api';
-import { admin, build, cpuSeconds, dbUrl, loadSigned, pct, REDIS_URL, spawnListening } from './support';
+import { admin, build, cpuSeconds, dbUrl, insertBenchMarkets, loadSigned, pct, REDIS_URL, spawnListening } from './support';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const run_ = promisify(execFile);
@@ -229,16 +229,7 @@ export async function run(): Promise<void> {
 
   // Deep paging and computed stats, uncached (TTL 0).
   process.stderr.write(`inserting ${MARKETS} markets...\n`);
-  await database.db.none(
-    `INSERT INTO markets (id, address, market_id, settlement_mint, state, t_start, t_end, total_volume, created_at, updated_at, created_slot, created_signature)
-     SELECT 10000000 + g, 'bench' || g, 1000000 + g, 'mint', 5, to_timestamp(g * 60), to_timestamp(g * 60 + 60), g, now(), now(), 1, 's'
-       FROM generate_series(1, $1) g`,
-    [MARKETS],
-  );
-  // What the projector keeps current for real markets; autovacuum keeps the visibility map
-  // current in production, which index-only scans need.
-  await database.db.none('UPDATE market_counts SET n = n + $1 WHERE state = 5', [MARKETS]);
-  await database.db.none('VACUUM ANALYZE markets');
+  await insertBenchMarkets(database.db, MARKETS);
   const w = keyPairOf('bench-stats-wallet');
   await database.db.none(
     `INSERT INTO settled_trades (id, wallet, market_address, market_id, side, shares, cost, payout, pnl, is_win, market_outcome, settled_at, t_start, t_end, slot, tx_signature)

@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<void>> = {
   abuse: async () => (await import('./abuse-bench')).run(),
   'ws-backpressure': async () => (await import('./ws-backpressure')).run(),
   soak: async () => (await import('./soak-bench')).run(),
+  offset: async () => (await import('./offset-bench')).run(),
 };
 
 const name = process.argv[2];

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
 import { Client } from 'pg';
+import type { Db } from '../core/db';
 
 /** Shared by the benchmarks: where they make their scratch databases and Redis tenants. */
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
@@ -128,4 +129,29 @@ export async function loadSigned(url: string, seed: Uint8Array, seconds: number)
   const r = JSON.parse(stdout) as autocannon.Result & { prepared: number; used: number };
   if (r.used > r.prepared) process.stderr.write(`signed load: ${r.used - r.prepared} signatures made during the run\n`);
   return { rps: r.requests.average, p99: r.latency.p99, total: r.requests.total, errors: r.errors + r.non2xx };
+}
+
+/**
+ * `n` closed markets written straight into `markets` (through the projector millions would take
+ * hours), with what the projector keeps for them: market_counts and the block counts of
+ * GET /markets (D-130, recounted as migration 0007 fills them). `perEpoch` markets share each
+ * epoch id, as markets of several feeds do. Then VACUUM ANALYZE: autovacuum keeps the
+ * visibility map current in production, which index-only scans need.
+ */
+export async function insertBenchMarkets(db: Db, n: number, perEpoch = 1): Promise<void> {
+  await db.none(
+    `INSERT INTO markets (id, address, market_id, settlement_mint, state, t_start, t_end, total_volume, created_at, updated_at, created_slot, created_signature)
+     SELECT 10000000 + g, 'bench' || g, 1000001 + (g - 1) / $2, 'mint', 5, to_timestamp(g * 60), to_timestamp(g * 60 + 60), g, now(), now(), 1, 's'
+       FROM generate_series(1, $1) g`,
+    [n, perEpoch],
+  );
+  await db.none('UPDATE market_counts c SET n = (SELECT count(*) FROM markets m WHERE m.state = c.state)');
+  await db.none(
+    `DELETE FROM market_list_blocks;
+     WITH c AS (SELECT market_list_block(market_id) AS block, state, count(*) AS n FROM markets GROUP BY 1, 2)
+     INSERT INTO market_list_blocks (block, state, n)
+     SELECT b.block, s.state, COALESCE(c.n, 0)
+       FROM (SELECT DISTINCT block FROM c) b CROSS JOIN market_counts s LEFT JOIN c ON c.block = b.block AND c.state = s.state`,
+  );
+  await db.none('VACUUM ANALYZE markets, market_list_blocks');
 }

@@ -19,8 +19,8 @@ function transition(state: BatchState, address: string, from: number, ctx: Event
   check(m.state === from, 'invalid_transition', `market ${address} is in state ${m.state}, expected ${from}`);
   state.markets.touch(address);
   // Every transition moves exactly one state on (see the callers).
-  state.countState(from, -1);
-  state.countState(from + 1, 1);
+  state.countState(from, m.marketId, -1);
+  state.countState(from + 1, m.marketId, 1);
   m.updatedAt = ctx.blockTime;
   return m;
 }
@@ -69,7 +69,7 @@ export function marketInitialized(state: BatchState, e: MarketInitialized, ctx: 
   });
   // A new market's book is empty: nothing to load.
   state.bookLoaded.add(e.market);
-  state.countState(MarketState.Created, 1);
+  state.countState(MarketState.Created, e.marketId, 1);
 }
 
 export function tradingStarted(state: BatchState, e: TradingStarted, ctx: EventContext): void {

@@ -85,8 +85,14 @@ export class BatchState {
   readonly marketsBefore = new Map<string, Partial<MarketRow> | undefined>();
   /** Net change of the number of markets per state (market_counts). */
   readonly stateCounts = new Map<number, number>();
-  countState(state: number, delta: number): void {
+  /** The same per epoch id and state, summed into blocks by the database (market_list_blocks). */
+  readonly epochStateCounts = new Map<string, { marketId: bigint; state: number; delta: number }>();
+  countState(state: number, marketId: bigint, delta: number): void {
     this.stateCounts.set(state, (this.stateCounts.get(state) ?? 0) + delta);
+    const key = `${state}:${marketId}`;
+    const e = this.epochStateCounts.get(key);
+    if (e) e.delta += delta;
+    else this.epochStateCounts.set(key, { marketId, state, delta });
   }
   /** What the batch adds to the platform totals (platform_totals, `/stats/platform`). */
   readonly platform = { volume: 0n, trades: 0, positions: 0, traders: 0, protocolFees: 0n, creatorFees: 0n };

@@ -128,6 +128,25 @@ export function* writeStatements(writers: Writers, s: BatchState): Generator<Sta
       values: [pgBinaryArray(counts, 'int2', ([st]) => st), pgBinaryArray(counts, 'int8', ([, d]) => d)],
     };
   }
+  const epochs = [...s.epochStateCounts.values()].filter((d) => d.delta !== 0);
+  if (epochs.length) {
+    // A block's first market brings a row for every state (market_counts has one per state),
+    // so the rows that exist do not depend on where batches begin and end.
+    yield {
+      text: `INSERT INTO market_list_blocks AS b (block, state, n)
+             SELECT d.block, s.state, COALESCE(sum(d.delta) FILTER (WHERE d.state = s.state), 0)
+               FROM (SELECT market_list_block(e.market_id) AS block, e.state, e.delta
+                       FROM unnest($1::numeric[], $2::smallint[], $3::bigint[]) AS e(market_id, state, delta)) d
+              CROSS JOIN market_counts s
+              GROUP BY d.block, s.state
+             ON CONFLICT (block, state) DO UPDATE SET n = b.n + excluded.n WHERE excluded.n <> 0`,
+      values: [
+        pgBinaryArray(epochs, 'numeric', (d) => d.marketId),
+        pgBinaryArray(epochs, 'int2', (d) => d.state),
+        pgBinaryArray(epochs, 'int8', (d) => d.delta),
+      ],
+    };
+  }
   const p = s.platform;
   if (p.trades || p.positions || p.traders || p.creatorFees) {
     yield {

@@ -3,6 +3,7 @@ import { createDatabase, type Database } from '../../core/db';
 import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../../core/db/migrate';
 import { RESTING_ORDERS_COUNT } from '../../server/read/queries/orders';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { marketCountDrift } from '../support/truth';
 
 const migrationNames = readdirSync(MIGRATIONS_DIR)
   .filter((f) => f.endsWith('.sql'))
@@ -37,6 +38,21 @@ describe('migrations (real PostgreSQL)', () => {
     expect(await database.db.one(`SELECT count(*)::int AS n FROM ${MIGRATIONS_TABLE}`)).toEqual({ n: migrationNames.length });
   });
 
+  it('fill the block counts of GET /markets from the markets an upgraded database already holds', async () => {
+    const blocks = migrationNames.indexOf('0007_market_list_blocks');
+    await migrate({ databaseUrl: tdb.url, count: blocks });
+    // Markets in several blocks and states, two sharing an epoch id, one at the u64 maximum.
+    await database.db.none(
+      `INSERT INTO markets (id, address, market_id, settlement_mint, state, t_start, t_end, created_at, updated_at, created_slot, created_signature)
+       SELECT g, 'm' || g, (ARRAY[5, 1023, 1024, 1024, 99999, 18446744073709551615])[g], 'mint', 1 + g % 5, to_timestamp(0), to_timestamp(60), now(), now(), 1, 's'
+         FROM generate_series(1, 6) g`,
+    );
+    await database.db.none('UPDATE market_counts c SET n = (SELECT count(*) FROM markets m WHERE m.state = c.state)');
+    await migrate({ databaseUrl: tdb.url });
+    expect(await marketCountDrift(database.db)).toEqual([]);
+    expect(await database.db.one('SELECT count(*)::int AS n FROM market_list_blocks')).toEqual({ n: 4 * 6 });
+  });
+
   it('roll back cleanly to an empty schema', async () => {
     await migrate({ databaseUrl: tdb.url });
     await migrate({ databaseUrl: tdb.url, direction: 'down', count: Infinity });
@@ -45,6 +61,8 @@ describe('migrations (real PostgreSQL)', () => {
       [MIGRATIONS_TABLE],
     );
     expect(tables).toEqual([]);
+    const routines = await database.db.any(`SELECT routine_name FROM information_schema.routines WHERE routine_schema = 'public'`);
+    expect(routines).toEqual([]);
   });
 });
 

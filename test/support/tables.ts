@@ -25,6 +25,7 @@ export const PROJECTED_TABLES: Record<string, string> = {
   daily_pnl: 'SELECT * FROM daily_pnl ORDER BY wallet, day',
   user_achievements: 'SELECT * FROM user_achievements ORDER BY wallet, achievement_id',
   market_counts: 'SELECT * FROM market_counts ORDER BY state',
+  market_list_blocks: 'SELECT * FROM market_list_blocks ORDER BY block, state',
   platform_totals: 'SELECT * FROM platform_totals',
   raw_events: 'SELECT * FROM raw_events ORDER BY signature, event_index',
   processed_transactions: 'SELECT * FROM processed_transactions ORDER BY signature',

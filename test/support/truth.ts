@@ -64,11 +64,7 @@ export async function compareWithTruth(db: Db, truth: Truth): Promise<Record<str
   if (counts.fee !== truth.feeConfigChanges) out.counts.push(`fee config rows ${counts.fee} != ${truth.feeConfigChanges}`);
   if (counts.tick !== truth.tickSizeChanges) out.counts.push(`tick size rows ${counts.tick} != ${truth.tickSizeChanges}`);
   if (counts.events !== truth.events) out.counts.push(`raw events ${counts.events} != ${truth.events}`);
-  const drift = await db.any(
-    `SELECT c.state, c.n::int AS counted, COALESCE(m.n, 0)::int AS actual FROM market_counts c
-       LEFT JOIN (SELECT state, count(*) AS n FROM markets GROUP BY state) m ON m.state = c.state WHERE c.n <> COALESCE(m.n, 0)`,
-  );
-  for (const d of drift) out.counts.push(`market_counts[${d.state}] ${d.counted} != ${d.actual}`);
+  out.counts.push(...(await marketCountDrift(db)));
   // The maintained platform totals equal the sums over the tables they summarize.
   const totals = await db.one<Record<string, string>>(
     `SELECT to_jsonb(p)::text AS kept, jsonb_build_object(
@@ -83,5 +79,30 @@ export async function compareWithTruth(db: Db, truth: Truth): Promise<Record<str
   );
   if (totals.kept !== totals.summed) out.counts.push(`platform_totals ${totals.kept} != ${totals.summed}`);
   for (const k of Object.keys(out)) if (!out[k]!.length) delete out[k];
+  return out;
+}
+
+/**
+ * Where the maintained market counts differ from a count over `markets`: per state
+ * (market_counts) and per block and state (market_list_blocks, D-130), where every block that
+ * holds a market has a row for every state. Empty when they agree.
+ */
+export async function marketCountDrift(db: Pick<Db, 'any'>): Promise<string[]> {
+  const out: string[] = [];
+  const drift = await db.any(
+    `SELECT c.state, c.n::int AS counted, COALESCE(m.n, 0)::int AS actual FROM market_counts c
+       LEFT JOIN (SELECT state, count(*) AS n FROM markets GROUP BY state) m ON m.state = c.state WHERE c.n <> COALESCE(m.n, 0)`,
+  );
+  for (const d of drift) out.push(`market_counts[${d.state}] ${d.counted} != ${d.actual}`);
+  const blockDrift = await db.any(
+    `SELECT COALESCE(k.block, a.block) AS block, COALESCE(k.state, a.state) AS state, k.n::int AS counted, a.n::int AS actual
+       FROM market_list_blocks k
+       FULL JOIN (SELECT b.block, s.state, count(m.id) AS n
+                    FROM (SELECT DISTINCT market_list_block(market_id) AS block FROM markets) b CROSS JOIN market_counts s
+                    LEFT JOIN markets m ON market_list_block(m.market_id) = b.block AND m.state = s.state
+                   GROUP BY b.block, s.state) a ON a.block = k.block AND a.state = k.state
+      WHERE k.n IS DISTINCT FROM a.n`,
+  );
+  for (const d of blockDrift) out.push(`market_list_blocks[${d.block}/${d.state}] ${d.counted} != ${d.actual}`);
   return out;
 }
