@@ -7,6 +7,7 @@ import { createCommon } from '../core/process';
 import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog } from '../core/redis/updates';
 import { createIndexer } from '../indexer/indexer';
+import { createOracleIngest, runOracleIngest } from '../indexer/oracle';
 import { createSimulatorSource } from '../indexer/sources/simulator';
 import { startApiServer } from '../server/run';
 import { createLiveStores } from '../server/stores';
@@ -99,6 +100,8 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     const source = createSimulatorSource({ seed: sim.seed, programId: config.programId, feeds: sim.feeds, epochSeconds: sim.epochSeconds, startTime: sim.startTime, realtime: true, wallClock: true });
     const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: pg.url, updates, source });
     shutdown.add('indexer', () => indexer.stop());
+    // Stops before the indexer (hooks run last added first): no poll outlives the pool.
+    shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger })));
     const running = indexer.run();
 
     process.stdout.write(banner(port, dataDir, sim));
