@@ -319,5 +319,20 @@ export const oracleCandles1m = defineTable(
   { key: ['feed', 'bucket'] },
 );
 
+/** API keys (migration 0008, D-153): written by `npm run keys`, read by the plan limiter. */
+export const apiKeys = defineTable(
+  'api_keys',
+  {
+    keyId: text,
+    tenant: text,
+    keyHash: text,
+    plan: text,
+    label: nullable(text),
+    createdAt: timestamptz,
+    revokedAt: nullable(timestamptz),
+  },
+  { key: ['keyId'] },
+);
+
 /** Tables with a descriptor that the projector does not write. */
-export const DESCRIBED_OTHER = { oracleObservations, oracleCandles1m };
+export const DESCRIBED_OTHER = { oracleObservations, oracleCandles1m, apiKeys };

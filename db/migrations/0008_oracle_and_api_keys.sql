@@ -38,6 +38,21 @@ CREATE TABLE oracle_candles_1m (
   CHECK (low <= high AND open BETWEEN low AND high AND close BETWEEN low AND high AND open_slot <= close_slot)
 );
 
+-- API keys of the appendix variant's plans (D-153): only the SHA-256 of a key is stored; the
+-- key itself is printed once when it is created. `key_id` is the key's public part, what an
+-- operator lists and revokes by. The plan is one of core/plans.ts (checked where keys are made).
+CREATE TABLE api_keys (
+  key_id      TEXT PRIMARY KEY CHECK (key_id ~ '^[0-9a-f]{12}$'),
+  tenant      TEXT NOT NULL,
+  key_hash    TEXT NOT NULL UNIQUE CHECK (key_hash ~ '^[0-9a-f]{64}$'),
+  plan        TEXT NOT NULL,
+  label       TEXT,
+  created_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+  revoked_at  TIMESTAMPTZ
+);
+CREATE INDEX api_keys_by_tenant ON api_keys (tenant, created_at);
+
 -- Down Migration
+DROP TABLE api_keys;
 DROP TABLE oracle_candles_1m;
 DROP TABLE oracle_observations;

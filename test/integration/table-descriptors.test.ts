@@ -70,7 +70,7 @@ describe('table descriptors (core/db/tables.ts) match the migrated database', ()
     expect(keys.filter((k) => k.table_name === t.name).map((k) => k.columns)).toContainEqual(key);
   });
 
-  it('every table the projector or the oracle poll writes rows into has a descriptor', () => {
+  it('every table the projector, the oracle poll or the key command writes rows into has a descriptor', () => {
     // The others are the indexer's own bookkeeping and counters, written by their own statements.
     const bookkeeping = ['achievements', 'dead_letters', 'indexer_cursor', 'indexer_status', 'market_counts', 'platform_totals', 'processed_transactions', 'raw_events', MIGRATIONS_TABLE];
     const tables = [...new Set(columns.map((c) => c.table_name))].filter((n) => !bookkeeping.includes(n)).sort();
