@@ -12,6 +12,7 @@ import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
 import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics } from './http/middleware';
 import { createProbes } from './http/probes';
+import type { PlanLimits } from './limits/plan-limits';
 import type { RateLimits } from './limits/rate-limit';
 import { createHotCache } from './read/hot-cache';
 import { createGuards } from './routes/guards';
@@ -30,6 +31,8 @@ export function createApp(opts: {
   db: Db;
   nonceStore: NonceStore;
   limits: RateLimits;
+  /** API-key plan limits, for presentations whose routes are limited by plan (the appendix variant). */
+  plans?: PlanLimits;
   /** The shape of the API (the spec's v1 by default): prefix, routes and error envelope. */
   presentation?: Presentation;
   /** The indexer's live changes: they invalidate the hot-read cache. */
@@ -62,7 +65,7 @@ export function createApp(opts: {
 
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
-  const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature });
+  const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature, plans: opts.plans });
   const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt });
   app.use(presentation.prefix, mountRoutes(routes, guards));
 
