@@ -101,6 +101,7 @@ export async function startApiServer(opts: {
     verifySignature: opts.verifySignature,
     leases: live.leases,
     trust: app.get('trust proxy fn'),
+    plans,
     options: { ...DEFAULT_WS_OPTIONS, pingIntervalMs: config.ws.pingIntervalMs, maxClients: config.ws.maxClients },
   });
   await new Promise<void>((resolve, reject) => {
