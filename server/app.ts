@@ -73,7 +73,7 @@ export function createApp(opts: {
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).
   const probes = createProbes({ check: () => indexerHealthInputs(db, startedAt), cacheMs: config.healthCheckCacheMs });
   app.use(opsRouter({ health: probes.health, ready: probes.ready, registry: metrics.registry }));
-  if (opts.docs) app.use(docsRouter());
+  if (opts.docs) app.use(docsRouter({ document: presentation.openapi }));
 
   const allowed = createAllowedMethods([
     ...routes.map((r) => ({ method: r.method, path: `${presentation.prefix}${r.path}` })),

@@ -128,4 +128,6 @@ export interface Presentation {
   routes(deps: RouteDeps): RouteDef[];
   /** The error envelope. */
   errorBody: ErrorWriter;
+  /** Its OpenAPI document in `api-reference/`, what `/docs` renders (`openapi.yaml` by default). */
+  openapi?: 'openapi.yaml' | 'openapi-legacy.yaml';
 }

@@ -9,6 +9,7 @@ import { legacyPresentation } from '../../server/routes/legacy';
 import { LEGACY_ERROR_STATUS, LegacyError, type LegacyCode } from '../../server/routes/legacy/envelope';
 import { createApiStores } from '../../server/stores';
 import { serve, type Json } from '../support/api';
+import { createOpenApiChecker, OPENAPI_LEGACY_PATH } from '../support/openapi';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
@@ -18,6 +19,8 @@ const MARKET_KEYS = [
   'totalNoShares', 'totalCollateral', 'totalVolume', 'state', 'createdAt', 'updatedAt',
 ].sort();
 
+const contract = createOpenApiChecker(OPENAPI_LEGACY_PATH);
+
 describe('the appendix variant (API_VARIANT=legacy) over data the indexer wrote (real PostgreSQL, real HTTP)', () => {
   let tdb: TestDatabase;
   let database: Database;
@@ -26,10 +29,15 @@ describe('the appendix variant (API_VARIANT=legacy) over data the indexer wrote 
   let key: string;
   const tenant = 'legacy-test';
 
-  /** A GET with the suite's Pro key (the Free plan's 60 a minute would not last the suite). */
+  /**
+   * A GET with the suite's Pro key (the Free plan's 60 a minute would not last the suite), its
+   * response checked against api-reference/openapi-legacy.yaml before the test sees it.
+   */
   async function get(path: string, headers: Record<string, string> = {}) {
-    const res = await fetch(`${legacy.url}/api/v1${path}`, { headers: { 'x-api-key': key, ...headers } });
+    const url = `${legacy.url}/api/v1${path}`;
+    const res = await fetch(url, { headers: { 'x-api-key': key, ...headers } });
     const body = (await res.json()) as Json;
+    contract.assertMatches('GET', url, res.status, res.headers.get('content-type'), body);
     return { status: res.status, headers: res.headers, body };
   }
   function expectOk(r: { status: number; body: Json }) {
@@ -58,7 +66,7 @@ describe('the appendix variant (API_VARIANT=legacy) over data the indexer wrote 
     key = (await keys.create({ tenant, plan: 'pro' })).key;
     const stores = createApiStores(common, undefined);
     const plans = createPlanLimits({ tenant, keys, store: undefined, logger: common.logger, cacheMs: 0 });
-    legacy = await serve(createApp({ common, db: database.db, presentation: legacyPresentation, plans, ...stores }));
+    legacy = await serve(createApp({ common, db: database.db, presentation: legacyPresentation, plans, docs: true, ...stores }));
     v1 = await serve(createApp({ common, db: database.db, ...createApiStores(common, undefined) }));
   }, 120_000);
   afterAll(async () => {
@@ -219,7 +227,12 @@ describe('the appendix variant (API_VARIANT=legacy) over data the indexer wrote 
     expectError(await get('/fee-config'), 'NOT_FOUND');
     expectError(await get('/status'), 'NOT_FOUND');
     const post = await fetch(`${legacy.url}/api/v1/markets`, { method: 'POST', headers: { 'x-api-key': key } });
-    expectError({ status: post.status, body: (await post.json()) as Json }, 'METHOD_NOT_ALLOWED');
+    const postBody = (await post.json()) as Json;
+    contract.assertMatches('POST', post.url, post.status, post.headers.get('content-type'), postBody);
+    expectError({ status: post.status, body: postBody }, 'METHOD_NOT_ALLOWED');
+    // Its /docs renders its own document; both are served.
+    expect(await (await fetch(`${legacy.url}/docs/init.js`)).text()).toContain("url: '/docs/openapi-legacy.yaml'");
+    expect((await fetch(`${legacy.url}/docs/openapi.yaml`)).status).toBe(200);
     const fromV1 = await fetch(`${v1.url}/api/v1/protocol/config`);
     expect(fromV1.status).toBe(404);
     expect(await fromV1.json()).toEqual({ error: 'Not found', code: 'NOT_FOUND' });

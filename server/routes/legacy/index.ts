@@ -23,4 +23,5 @@ export const legacyPresentation: Presentation = {
   prefix: API_PREFIX,
   routes: legacyRoutes,
   errorBody: legacyErrorBody,
+  openapi: 'openapi-legacy.yaml',
 };
