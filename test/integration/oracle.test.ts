@@ -8,7 +8,7 @@ import { createSimulatorRpcServer } from '../../simulator/rpc-server';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID, projectionDb, type ProjectionDb } from '../support/indexer';
 
-const SLOTS = 1_200; // 8 minutes of chain at 400 ms a slot
+const SLOTS = 500; // 200 s of chain at 400 ms a slot: four one-minute candles per feed
 
 /** The candles of `interval` computed the obvious way, from every stored trading observation. */
 function naiveCandles(obs: { pubSlot: number; t: number; price: bigint; expo: number }[], width: number): Candle[] {
@@ -60,7 +60,7 @@ describe('oracle prices: the simulated Pyth accounts, the poll, exactly-once obs
       }
     }
     feeds = (await p.database.db.any<{ f: string }>('SELECT DISTINCT oracle_feed AS f FROM markets WHERE oracle_feed IS NOT NULL')).map((r) => r.f).sort();
-  }, 120_000);
+  }, 240_000); // about 15 s alone: a commit and a poll per slot
   afterAll(async () => {
     await p?.close();
   });
