@@ -11,6 +11,7 @@ const USAGE = `usage: npm start -- [options]
   --seed N             simulator seed (default 1; kept in the data folder)
   --epoch-seconds N    market duration (default 60; kept in the data folder)
   --feeds N            oracle feeds, one market per epoch each (default 2; kept in the data folder)
+  --variant V          the API's shape: v1 (default) or legacy (the spec appendix's, D-155; API_VARIANT)
   --help`;
 
 let values: ReturnType<typeof parse>['values'];
@@ -22,6 +23,7 @@ function parse() {
       seed: { type: 'string' },
       'epoch-seconds': { type: 'string' },
       feeds: { type: 'string' },
+      variant: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -38,7 +40,11 @@ if (values.help) {
   process.exit(0);
 }
 // A newcomer's terminal shows the banner, not JSON logs, unless LOG_LEVEL asks for them.
-const config = loadConfigOrExit({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'warn' });
+const config = loadConfigOrExit({
+  ...process.env,
+  LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+  ...(values.variant === undefined ? {} : { API_VARIANT: values.variant }),
+});
 requireAllowed(config, 'npm start runs on embedded PostgreSQL and in-memory stores, which production refuses');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { runEmbedded } = require('./run') as typeof import('./run');

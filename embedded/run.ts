@@ -7,6 +7,7 @@ import { createCommon } from '../core/process';
 import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog } from '../core/redis/updates';
 import { createIndexer } from '../indexer/indexer';
+import { createOracleIngest, runOracleIngest } from '../indexer/oracle';
 import { createSimulatorSource } from '../indexer/sources/simulator';
 import { startApiServer } from '../server/run';
 import { createLiveStores } from '../server/stores';
@@ -46,21 +47,27 @@ function loadSimulation(file: string, opts: EmbeddedOptions): Simulation {
   return sim;
 }
 
-function banner(port: number, dataDir: string, sim: Simulation): string {
+function banner(port: number, dataDir: string, sim: Simulation, variant: 'v1' | 'legacy'): string {
   const base = `http://localhost:${port}`;
+  const tryLines =
+    variant === 'legacy'
+      ? [`  curl ${base}/api/v1/markets/current`, `  curl '${base}/api/v1/markets?limit=5'`, `  curl ${base}/api/v1/oracle/<pythFeed from the first command>/history`]
+      : [
+          `  curl ${base}/api/v1/markets/current`,
+          `  curl '${base}/api/v1/markets?limit=5'`,
+          `  npm run tail -- --port ${port} orderbook:<marketId from the first command>`,
+        ];
   return [
     '',
     `market-indexer is running in single-process mode (simulated chain, ${sim.epochSeconds} s markets, data in ${dataDir})`,
     '',
-    `  REST API    ${base}/api/v1`,
+    `  REST API    ${base}/api/v1${variant === 'legacy' ? '   (the spec appendix variant: API_VARIANT=legacy)' : ''}`,
     `  WebSocket   ws://localhost:${port}/ws`,
     `  API docs    ${base}/docs`,
     `  Metrics     ${base}/metrics`,
     '',
     'Try:',
-    `  curl ${base}/api/v1/markets/current`,
-    `  curl '${base}/api/v1/markets?limit=5'`,
-    `  npm run tail -- --port ${port} orderbook:<marketId from the first command>`,
+    ...tryLines,
     '',
     'Ctrl-C stops it; start again to resume where it stopped (--fresh starts over).',
     '',
@@ -99,9 +106,11 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     const source = createSimulatorSource({ seed: sim.seed, programId: config.programId, feeds: sim.feeds, epochSeconds: sim.epochSeconds, startTime: sim.startTime, realtime: true, wallClock: true });
     const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: pg.url, updates, source });
     shutdown.add('indexer', () => indexer.stop());
+    // Stops before the indexer (hooks run last added first): no poll outlives the pool.
+    shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger })));
     const running = indexer.run();
 
-    process.stdout.write(banner(port, dataDir, sim));
+    process.stdout.write(banner(port, dataDir, sim, config.apiVariant));
     process.send?.({ type: 'listening', port });
     await running;
   } catch (err) {

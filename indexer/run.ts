@@ -11,6 +11,7 @@ import { createKeys } from '../core/redis/keys';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createIndexerHttp } from './http';
 import { createIndexer } from './indexer';
+import { createOracleIngest, runOracleIngest } from './oracle';
 import { createRpcSource } from './sources/rpc';
 import { createSimulatorSource } from './sources/simulator';
 import type { Source } from './sources/types';
@@ -86,6 +87,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     process.send?.({ type: 'listening', port });
     shutdown.add('http', () => new Promise<void>((resolve) => server.close(() => resolve())));
     shutdown.add('indexer', () => indexer.stop());
+    // Stops before the indexer (hooks run last added first): no poll outlives the pool.
+    shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger })));
 
     const stopProgress = opts.progress ? startProgress(source) : () => {};
     shutdown.add('progress', stopProgress);

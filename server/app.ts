@@ -12,6 +12,7 @@ import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
 import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics, sequence } from './http/middleware';
 import { createProbes } from './http/probes';
+import type { PlanLimits } from './limits/plan-limits';
 import type { RateLimits } from './limits/rate-limit';
 import { createHotCache } from './read/hot-cache';
 import { createGuards } from './routes/guards';
@@ -30,6 +31,8 @@ export function createApp(opts: {
   db: Db;
   nonceStore: NonceStore;
   limits: RateLimits;
+  /** API-key plan limits, for presentations whose routes are limited by plan (the appendix variant). */
+  plans?: PlanLimits;
   /** The shape of the API (the spec's v1 by default): prefix, routes and error envelope. */
   presentation?: Presentation;
   /** The indexer's live changes: they invalidate the hot-read cache. */
@@ -66,7 +69,7 @@ export function createApp(opts: {
 
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
-  const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature });
+  const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature, plans: opts.plans });
   const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt });
   mountRoutes(app, presentation.prefix, routes, guards);
 
@@ -74,7 +77,7 @@ export function createApp(opts: {
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).
   const probes = createProbes({ check: () => indexerHealthInputs(db, startedAt), cacheMs: config.healthCheckCacheMs });
   app.use(opsRouter({ health: probes.health, ready: probes.ready, registry: metrics.registry }));
-  if (opts.docs) app.use(docsRouter());
+  if (opts.docs) app.use(docsRouter({ document: presentation.openapi }));
 
   const allowed = createAllowedMethods([
     ...routes.map((r) => ({ method: r.method, path: `${presentation.prefix}${r.path}` })),

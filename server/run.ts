@@ -6,7 +6,12 @@ import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createRedis, redisReady, type Redis } from '../core/redis/client';
 import { checkRedisRequirements } from '../core/redis/requirements';
+import { createApiKeyStore } from '../core/api-keys';
+import { createKeys } from '../core/redis/keys';
 import { createApp } from './app';
+import { createPlanLimits } from './limits/plan-limits';
+import { v1Presentation } from './routes';
+import { legacyPresentation } from './routes/legacy';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { exitWith, requireAllowed } from '../core/process';
@@ -68,7 +73,21 @@ export async function startApiServer(opts: {
   const { common, live } = opts;
   const { config, logger, shutdown } = common;
   const stores = createApiStores(common, opts.redis);
-  const app = createApp({ common, db: opts.db, bus: opts.busCarriesIndexer ? live.bus : undefined, docs: opts.docs ?? true, verifySignature: opts.verifySignature, ...stores });
+  // A tenant serves one shape (D-155): the appendix variant is limited by API-key plans.
+  const legacy = config.apiVariant === 'legacy';
+  const plans = legacy
+    ? createPlanLimits({ tenant: config.tenantId, keys: createApiKeyStore(opts.db), store: opts.redis ? { redis: opts.redis, keys: createKeys(config.tenantId) } : undefined, logger })
+    : undefined;
+  const app = createApp({
+    common,
+    db: opts.db,
+    bus: opts.busCarriesIndexer ? live.bus : undefined,
+    docs: opts.docs ?? true,
+    verifySignature: opts.verifySignature,
+    presentation: legacy ? legacyPresentation : v1Presentation,
+    plans,
+    ...stores,
+  });
   const server = http.createServer(app);
   answerClientErrors(server);
   const httpDrain = createHttpDrain(server);
@@ -82,6 +101,7 @@ export async function startApiServer(opts: {
     verifySignature: opts.verifySignature,
     leases: live.leases,
     trust: app.get('trust proxy fn'),
+    plans,
     options: { ...DEFAULT_WS_OPTIONS, pingIntervalMs: config.ws.pingIntervalMs, maxClients: config.ws.maxClients },
   });
   await new Promise<void>((resolve, reject) => {

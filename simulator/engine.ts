@@ -22,6 +22,7 @@ import {
 } from '../core/domain';
 import { buildTransaction, type ProgramEvent, type RawTransaction } from '../core/events';
 import { addressOf, hexOf, keyPairOf, signatureOf } from './ids';
+import { SimulatedPythFeed, type AccountSnapshot } from './oracle';
 import type { Truth } from './truth';
 
 export interface SimulatorOptions {
@@ -124,7 +125,7 @@ export class MarketSimulator {
   private readonly wallets: string[];
   readonly walletKeys: { address: string; secretKey: Uint8Array }[];
   private readonly mints: string[];
-  private readonly feeds: { address: string; feedId: string; price: bigint }[];
+  private readonly feeds: { address: string; feedId: string; price: bigint; oracle: SimulatedPythFeed }[];
   private readonly ordersPerSlot: number;
   private readonly emit: 'log' | 'cpi' | 'mixed';
 
@@ -160,11 +161,15 @@ export class MarketSimulator {
     this.walletKeys = Array.from({ length: opts.wallets ?? 40 }, (_, i) => keyPairOf(`wallet:${opts.seed}:${i}`));
     this.wallets = this.walletKeys.map((k) => k.address);
     this.mints = [addressOf('mint:usdc'), addressOf('mint:usdt')];
-    this.feeds = Array.from({ length: opts.feeds ?? 2 }, (_, f) => ({
-      address: addressOf(`feed:${f}`),
-      feedId: hexOf(`feed-id:${f}`),
-      price: FEED_BASE_PRICES[f % FEED_BASE_PRICES.length]!,
-    }));
+    this.feeds = Array.from({ length: opts.feeds ?? 2 }, (_, f) => {
+      const address = addressOf(`feed:${f}`);
+      return {
+        address,
+        feedId: hexOf(`feed-id:${f}`),
+        price: FEED_BASE_PRICES[f % FEED_BASE_PRICES.length]!,
+        oracle: new SimulatedPythFeed(address, (opts.seed ^ 0x5eed) + f * 7919, PRICE_EXPO),
+      };
+    });
   }
 
   get slot(): number {
@@ -173,6 +178,16 @@ export class MarketSimulator {
 
   blockTimeOf(slot: number): number {
     return this.startTime + Math.floor(((slot - 1) * this.slotMs) / 1000);
+  }
+
+  /** Every feed's Pyth price account address (markets on a third feed name none, D-150). */
+  oracleFeeds(): string[] {
+    return this.feeds.map((f) => f.address);
+  }
+
+  /** A Pyth price account as the chain holds it now, or null (unknown address, not yet published). */
+  oracleAccount(address: string): AccountSnapshot | null {
+    return this.feeds.find((f) => f.address === address)?.oracle.snapshot() ?? null;
   }
 
   // ---- randomness ---------------------------------------------------------------------------
@@ -219,6 +234,7 @@ export class MarketSimulator {
     for (const feed of this.feeds) {
       const r = BigInt(this.int(-300, 300));
       feed.price += (feed.price * r) / 1_000_000n;
+      feed.oracle.publish(slot, t, feed.price);
     }
     this.lifecycle(t, send);
     this.trading(t, send);

@@ -7,7 +7,8 @@ type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction
 
 /**
  * The simulated chain behind a real Solana JSON-RPC surface: HTTP `getSlot`,
- * `getSignaturesForAddress`, `getTransaction`, `getHealth`, and WebSocket `logsSubscribe`
+ * `getSignaturesForAddress`, `getTransaction`, `getHealth`, the oracle feeds' Pyth price
+ * accounts through `getAccountInfo` and `getMultipleAccounts` (base64), and WebSocket `logsSubscribe`
  * with `logsNotification`s, in the shapes a Solana RPC node returns. Tests drive the chain
  * with `advance`, inject faults, and can withhold notifications to force a gap that only
  * the indexer's signature poll closes.
@@ -23,6 +24,13 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
   let withhold: (signature: string) => boolean = () => false;
 
   const rpcError = (id: unknown, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
+
+  /** An account in the RPC's `base64` encoding, or null. */
+  function accountValue(address: string) {
+    const a = simulator.oracleAccount(address);
+    if (!a) return null;
+    return { data: [Buffer.from(a.data).toString('base64'), 'base64'], executable: false, lamports: a.lamports, owner: a.owner, rentEpoch: 18446744073709551615, space: a.data.length };
+  }
 
   function handle(req: { id?: unknown; method?: string; params?: unknown[] }): unknown {
     const { id = null, method, params = [] } = req;
@@ -61,6 +69,19 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
         }
         if (cfg.encoding !== undefined && cfg.encoding !== 'json') return rpcError(id, -32602, `Unsupported encoding ${cfg.encoding} in the simulator`);
         return { jsonrpc: '2.0', id, result: tx };
+      }
+      case 'getAccountInfo': {
+        const [address, cfg = {}] = params as [string, { encoding?: string }];
+        if (typeof address !== 'string') return rpcError(id, -32602, 'Invalid params: address');
+        if (cfg.encoding !== 'base64') return rpcError(id, -32602, `Unsupported encoding ${cfg.encoding ?? 'binary'} in the simulator`);
+        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: simulator.slot }, value: accountValue(address) } };
+      }
+      case 'getMultipleAccounts': {
+        const [addresses, cfg = {}] = params as [string[], { encoding?: string }];
+        if (!Array.isArray(addresses) || addresses.some((a) => typeof a !== 'string')) return rpcError(id, -32602, 'Invalid params: addresses');
+        if (addresses.length > 100) return rpcError(id, -32602, 'Too many inputs provided; max 100');
+        if (cfg.encoding !== 'base64') return rpcError(id, -32602, `Unsupported encoding ${cfg.encoding ?? 'binary'} in the simulator`);
+        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: simulator.slot }, value: addresses.map(accountValue) } };
       }
       default:
         return rpcError(id, -32601, 'Method not found');

@@ -457,6 +457,13 @@ export interface MarketIndexerSpecSettings {
   readonly logLevel?: MarketIndexerSpecSettingsLogLevel;
 
   /**
+   * the API's shape: `v1` (the spec's contract) or `legacy` (the spec appendix's envelope, cursor pagination and plans by API key, D-155); a tenant serves one
+   *
+   * @schema MarketIndexerSpecSettings#API_VARIANT
+   */
+  readonly apiVariant?: MarketIndexerSpecSettingsApiVariant;
+
+  /**
    * the single supported chain identifier: `chain` of auth messages, `?chain=` of `/markets`
    *
    * @schema MarketIndexerSpecSettings#CHAIN_ID
@@ -633,6 +640,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
   if (obj === undefined) { return undefined; }
   const result = {
     'LOG_LEVEL': obj.logLevel,
+    'API_VARIANT': obj.apiVariant,
     'CHAIN_ID': obj.chainId,
     'DATABASE_POOL_MAX': obj.databasePoolMax,
     'REDIS_COMMAND_TIMEOUT_MS': obj.redisCommandTimeoutMs,
@@ -1299,6 +1307,18 @@ export enum MarketIndexerSpecSettingsLogLevel {
   TRACE = "trace",
   /** silent */
   SILENT = "silent",
+}
+
+/**
+ * the API's shape: `v1` (the spec's contract) or `legacy` (the spec appendix's envelope, cursor pagination and plans by API key, D-155); a tenant serves one
+ *
+ * @schema MarketIndexerSpecSettingsApiVariant
+ */
+export enum MarketIndexerSpecSettingsApiVariant {
+  /** v1 */
+  V1 = "v1",
+  /** legacy */
+  LEGACY = "legacy",
 }
 
 /**

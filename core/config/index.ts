@@ -8,6 +8,8 @@ export interface Config {
   nodeEnv: 'development' | 'production' | 'test';
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   tenantId: string;
+  /** Which shape the API serves (D-155). */
+  apiVariant: 'v1' | 'legacy';
   chainId: string;
   programId: string;
   databaseUrl: string | undefined;
@@ -73,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: v.NODE_ENV,
     logLevel: v.LOG_LEVEL,
     tenantId: v.TENANT_ID,
+    apiVariant: v.API_VARIANT,
     chainId: v.CHAIN_ID,
     programId: v.PROGRAM_ID,
     databaseUrl: v.DATABASE_URL,

@@ -149,6 +149,11 @@ export const SETTINGS = {
     readBy: BOTH,
     description: 'tenant; every Redis key and channel lives under `t:{TENANT_ID}:`',
   }),
+  API_VARIANT: oneOf(['v1', 'legacy'] as const, {
+    default: 'v1',
+    readBy: ['api'],
+    description: "the API's shape: `v1` (the spec's contract) or `legacy` (the spec appendix's envelope, cursor pagination and plans by API key, D-155); a tenant serves one",
+  }),
   CHAIN_ID: text(/^[a-z0-9][a-z0-9:_-]{0,63}$/, 'chain identifier', {
     default: 'solana-mainnet',
     readBy: ['api'],

@@ -280,3 +280,59 @@ export const PROJECTED = {
   settledTrades,
   dailyPnl,
 };
+
+/**
+ * Oracle prices (migration 0008, D-150): the aggregates read from the markets' Pyth price
+ * accounts, and their one-minute candles. Written by the indexer's oracle poll, not the
+ * projector.
+ */
+export const oracleObservations = defineTable(
+  'oracle_observations',
+  {
+    feed: text,
+    pubSlot: int8,
+    publishTime: timestamptz,
+    price: numeric,
+    conf: numeric,
+    expo: int4,
+    status: int2,
+    emaPrice: numeric,
+    emaConf: numeric,
+  },
+  { key: ['feed', 'pubSlot'] },
+);
+
+export const oracleCandles1m = defineTable(
+  'oracle_candles_1m',
+  {
+    feed: text,
+    bucket: timestamptz,
+    open: numeric,
+    high: numeric,
+    low: numeric,
+    close: numeric,
+    expo: int4,
+    openSlot: int8,
+    closeSlot: int8,
+    observations: int4,
+  },
+  { key: ['feed', 'bucket'] },
+);
+
+/** API keys (migration 0008, D-153): written by `npm run keys`, read by the plan limiter. */
+export const apiKeys = defineTable(
+  'api_keys',
+  {
+    keyId: text,
+    tenant: text,
+    keyHash: text,
+    plan: text,
+    label: nullable(text),
+    createdAt: timestamptz,
+    revokedAt: nullable(timestamptz),
+  },
+  { key: ['keyId'] },
+);
+
+/** Tables with a descriptor that the projector does not write. */
+export const DESCRIBED_OTHER = { oracleObservations, oracleCandles1m, apiKeys };

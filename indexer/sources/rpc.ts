@@ -2,8 +2,16 @@ import type { Common } from '../../core/common';
 import type { RawTransaction } from '../../core/events';
 import { subscribeProgramLogs } from './logs-subscription';
 import { createRpcClient, type RpcClient } from './rpc-client';
-import type { Cursor, Progress, Source } from './types';
+import type { AccountData, Cursor, Progress, Source } from './types';
 import type { TransactionSink } from './webhook';
+
+/** `getMultipleAccounts` takes at most 100 addresses a call. */
+const ACCOUNTS_PER_CALL = 100;
+
+interface RpcAccount {
+  data: [string, 'base64'];
+  owner: string;
+}
 
 interface SignatureInfo {
   signature: string;
@@ -163,6 +171,21 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       // Webhook bodies for signatures the poll never lists again would pile up: keep it bounded.
       if (bodies.size > 50_000) bodies.clear();
       wake();
+    },
+    async readAccounts(addresses, signal) {
+      const out: (AccountData | null)[] = [];
+      for (let i = 0; i < addresses.length; i += ACCOUNTS_PER_CALL) {
+        const chunk = addresses.slice(i, i + ACCOUNTS_PER_CALL);
+        const res = await rpc.call<{ context: { slot: number }; value: (RpcAccount | null)[] }>(
+          'getMultipleAccounts',
+          [chunk, { encoding: 'base64', commitment: 'confirmed' }],
+          signal,
+        );
+        for (const a of res.value) {
+          out.push(a ? { data: new Uint8Array(Buffer.from(a.data[0], 'base64')), owner: a.owner, slot: res.context.slot } : null);
+        }
+      }
+      return out;
     },
     async *batches(from: Cursor, signal: AbortSignal) {
       let last = from.lastSignature;

@@ -69,6 +69,11 @@ export function createSimulatorSource(opts: SimulatorSourceOptions): Source & { 
     },
     chainTip: async () => (opts.realtime || opts.untilSlot === undefined ? simulator.slot : opts.untilSlot),
     connected: () => true,
+    readAccounts: async (addresses) =>
+      addresses.map((a) => {
+        const acc = simulator.oracleAccount(a);
+        return acc ? { data: acc.data, owner: acc.owner, slot: acc.slot } : null;
+      }),
     progress: (): Progress | undefined =>
       opts.untilSlot === undefined ? undefined : { done: simulator.slot, total: opts.untilSlot, unit: 'slots' },
     close: async () => {},

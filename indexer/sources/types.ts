@@ -1,5 +1,13 @@
 import type { RawTransaction } from '../../core/events';
 
+/** An account's data as the chain holds it now (`getAccountInfo` / `getMultipleAccounts`). */
+export interface AccountData {
+  data: Uint8Array;
+  owner: string;
+  /** The slot the answer reflects (the RPC's context slot). */
+  slot: number;
+}
+
 export interface Cursor {
   lastSlot: number;
   lastSignature: string | null;
@@ -25,5 +33,10 @@ export interface Source {
   /** False while the chain connection is failing (health `rpc` check). */
   connected(): boolean;
   progress?(): Progress | undefined;
+  /**
+   * Current data of each address, null for an account that does not exist; in the order
+   * asked. Sources that cannot read accounts (webhook-only) leave it out.
+   */
+  readAccounts?(addresses: readonly string[], signal?: AbortSignal): Promise<(AccountData | null)[]>;
   close(): Promise<void>;
 }

@@ -22,23 +22,30 @@ const PAGE = `<!doctype html>
 </body>
 </html>
 `;
-const INIT = `window.ui = SwaggerUIBundle({ url: '/docs/openapi.yaml', dom_id: '#docs', deepLinking: true, tryItOutEnabled: false });\n`;
+/** The page renders the document of the variant this app serves (D-155); both are served. */
+const init = (document: string) => `window.ui = SwaggerUIBundle({ url: '/docs/${document}', dom_id: '#docs', deepLinking: true, tryItOutEnabled: false });\n`;
 
 // The package's index loads the 1.7 MB browser bundle into Node (~125 ms and memory at start);
 // only the folder is needed.
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 
 /** The paths `/docs` serves (all GET), for the 405 answers. */
-export const DOCS_ROUTES = ['/docs', '/docs/init.js', '/docs/openapi.yaml', '/docs/asyncapi.yaml', '/docs/assets/*file'].map((path) => ({ method: 'GET' as const, path }));
+export const DOCS_ROUTES = ['/docs', '/docs/init.js', '/docs/openapi.yaml', '/docs/openapi-legacy.yaml', '/docs/asyncapi.yaml', '/docs/assets/*file'].map((path) => ({ method: 'GET' as const, path }));
 
-/** `/docs`: interactive API documentation rendered by Swagger UI from `openapi.yaml`. */
-export function docsRouter(): Router {
+/**
+ * `/docs`: interactive API documentation rendered by Swagger UI from `openapi.yaml`, or from
+ * `openapi-legacy.yaml` in a tenant serving the appendix variant.
+ */
+export function docsRouter(opts: { document?: 'openapi.yaml' | 'openapi-legacy.yaml' } = {}): Router {
   const r = express.Router();
+  const INIT = init(opts.document ?? 'openapi.yaml');
   const openapi = readFileSync(path.join(API_REFERENCE_DIR, 'openapi.yaml'));
+  const openapiLegacy = readFileSync(path.join(API_REFERENCE_DIR, 'openapi-legacy.yaml'));
   const asyncapi = readFileSync(path.join(API_REFERENCE_DIR, 'asyncapi.yaml'));
   r.get('/docs', (_req, res) => res.type('html').send(PAGE));
   r.get('/docs/init.js', (_req, res) => res.type('js').send(INIT));
   r.get('/docs/openapi.yaml', (_req, res) => res.type('application/yaml').send(openapi));
+  r.get('/docs/openapi-legacy.yaml', (_req, res) => res.type('application/yaml').send(openapiLegacy));
   r.get('/docs/asyncapi.yaml', (_req, res) => res.type('application/yaml').send(asyncapi));
   r.use('/docs/assets', express.static(SWAGGER_UI_DIR, { index: false, maxAge: '1h' }));
   return r;

@@ -5,6 +5,7 @@ import { requestAction } from '../auth/http-auth';
 import type { SignatureVerifier } from '../auth/verify';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
 import { ApiError, type ErrorCode } from '../http/errors';
+import type { PlanLimits } from '../limits/plan-limits';
 import type { RateLimits, Tier } from '../limits/rate-limit';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => Promise<void>;
@@ -18,6 +19,8 @@ export interface Guards {
    * (decision D-43). A failure counts against the IP's budget.
    */
   wallet(tier: Tier): Middleware;
+  /** API-key plan limits (the appendix variant); only where the app was given plan limits. */
+  plan(): Middleware;
 }
 
 const CODES: Record<AuthFailure, ErrorCode> = {
@@ -39,8 +42,14 @@ export function createGuards(opts: {
   chainId: string;
   logger: Logger;
   verify?: SignatureVerifier;
+  plans?: PlanLimits;
 }): Guards {
+  const planMiddleware = opts.plans?.middleware();
   return {
+    plan: () => {
+      if (!planMiddleware) throw new Error('a route limited by API-key plans needs the app to be given plan limits');
+      return planMiddleware;
+    },
     ip: (tier) => opts.limits.byIp(tier),
     wallet: (tier) => async (req, res, next) => {
       // Checked first: a signature costs more CPU than a request should buy once the budget is spent.

@@ -15,10 +15,13 @@ export type Method = 'GET' | 'POST' | 'DELETE';
  * Who may call a route and which rate-limit tier it spends: `ip`, public and limited per
  * client address; `wallet`, signed by a wallet (spec 5) and then limited per wallet (D-43).
  */
-export interface Access {
-  by: 'ip' | 'wallet';
-  tier: Tier;
-}
+export type Access =
+  | {
+      by: 'ip' | 'wallet';
+      tier: Tier;
+    }
+  /** The appendix variant: limited by the caller's API key plan, or Free by IP without a key (D-154). */
+  | { by: 'plan' };
 
 /** What a handler receives besides the request: its query and path parameters, validated. */
 export interface RouteInput<Q, P> {
@@ -64,7 +67,7 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
 export const route = <Q, P = Record<string, string>>(def: RouteDef<Q, P>): RouteDef => def as unknown as RouteDef;
 
 function guard(g: Guards, a: Access): RequestHandler {
-  return a.by === 'ip' ? g.ip(a.tier) : g.wallet(a.tier);
+  return a.by === 'plan' ? g.plan() : a.by === 'ip' ? g.ip(a.tier) : g.wallet(a.tier);
 }
 
 /**
@@ -134,4 +137,6 @@ export interface Presentation {
   routes(deps: RouteDeps): RouteDef[];
   /** The error envelope. */
   errorBody: ErrorWriter;
+  /** Its OpenAPI document in `api-reference/`, what `/docs` renders (`openapi.yaml` by default). */
+  openapi?: 'openapi.yaml' | 'openapi-legacy.yaml';
 }

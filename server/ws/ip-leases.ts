@@ -14,8 +14,11 @@ export interface Lease {
  * without releasing stops renewing, and its leases expire after `ttlMs`.
  */
 export interface ConnectionLeases {
-  /** A lease, or undefined when the IP already holds `max` connections. */
-  acquire(ip: string): Promise<Lease | undefined>;
+  /**
+   * A lease, or undefined when the IP already holds `max` connections (or `maxOverride`: the
+   * appendix variant leases per API-key plan, D-158, under the owner `key:<id>` or `ip:<ip>`).
+   */
+  acquire(ip: string, maxOverride?: number): Promise<Lease | undefined>;
   release(lease: Lease): void;
   close(): Promise<void>;
 }
@@ -51,9 +54,9 @@ export function createMemoryLeases(opts: { max: number }): ConnectionLeases {
   const counts = new Map<string, number>();
   let n = 0;
   return {
-    async acquire(ip) {
+    async acquire(ip, maxOverride) {
       const c = counts.get(ip) ?? 0;
-      if (c >= opts.max) return undefined;
+      if (c >= (maxOverride ?? opts.max)) return undefined;
       counts.set(ip, c + 1);
       return { ip, member: String(++n) };
     },
@@ -129,16 +132,16 @@ export function createRedisLeases(opts: { redis: Redis; keys: Keys; max: number;
   renewal.unref();
 
   return {
-    async acquire(ip) {
+    async acquire(ip, maxOverride) {
       const member = `${replica}:${++n}`;
       const lease = { ip, member };
       try {
-        const ok = await redis.wsLeaseAcquire(keys.wsConnections(ip), max, ttlMs, member);
+        const ok = await redis.wsLeaseAcquire(keys.wsConnections(ip), maxOverride ?? max, ttlMs, member);
         if (!ok) return undefined;
         held.set(member, lease);
       } catch (err) {
         logger.warn({ err: (err as Error).message }, 'ws lease store unavailable: counting this replica only');
-        if ((local.get(ip) ?? 0) >= max) return undefined;
+        if ((local.get(ip) ?? 0) >= (maxOverride ?? max)) return undefined;
         unregistered.set(member, lease);
       }
       count(ip, 1);

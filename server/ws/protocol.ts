@@ -128,3 +128,23 @@ export function backpressureStep(
 export function encode(msg: Record<string, unknown>): Buffer {
   return Buffer.from(JSON.stringify(msg));
 }
+
+/**
+ * The appendix variant's subscribe, `{ type: "subscribe", channel: "market.update", marketId }`,
+ * as the `market:<marketId>` subscription it means (D-158); every other frame unchanged, so
+ * `resumeFrom`, unsubscribe and the errors work as in v1.
+ */
+export const LEGACY_MARKET_CHANNEL = 'market.update';
+export function fromLegacyFrame(text: string): string {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return text;
+  const { marketId, ...rest } = v as Record<string, unknown>;
+  if (rest.channel !== LEGACY_MARKET_CHANNEL) return text;
+  const id = typeof marketId === 'number' && Number.isSafeInteger(marketId) ? String(marketId) : typeof marketId === 'string' ? marketId : '';
+  return JSON.stringify({ ...rest, channel: `market:${id}` });
+}

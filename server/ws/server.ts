@@ -14,6 +14,8 @@ import type { NonceStore } from '../../core/redis/nonce-store';
 import type { UpdateLog } from '../../core/redis/updates';
 import type { SignatureVerifier } from '../auth/verify';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
+import { planOf } from '../../core/plans';
+import type { PlanLimits } from '../limits/plan-limits';
 import type { AuthFailureBudget } from '../limits/rate-limit';
 import { createHub, type HubClient, type SubscribeOutcome } from './hub';
 import type { ConnectionLeases, Lease } from './ip-leases';
@@ -31,6 +33,7 @@ import {
   WS_ERRORS,
   encode,
   parseChannel,
+  fromLegacyFrame,
   parseClientMessage,
   parseResumeFrom,
   type Channel,
@@ -130,6 +133,11 @@ export function attachWebSocketServer(opts: {
   /** The compiled `trust proxy` of the Express app, so the client IP is the one rate limits use. */
   trust: (addr: string, i: number) => boolean;
   options: WsOptions;
+  /**
+   * The appendix variant (D-158): connections counted per API-key plan (`X-API-Key` header or
+   * `apiKey` query parameter; Free by IP without one) instead of per IP, and its subscribe form.
+   */
+  plans?: PlanLimits;
 }): WsServer {
   const { common, options } = opts;
   const { config, metrics, logger } = common;
@@ -224,13 +232,25 @@ export function attachWebSocketServer(opts: {
     upgrading += 1;
     let lease: Lease | undefined;
     try {
-      lease = await opts.leases.acquire(ip);
+      if (opts.plans) {
+        const header = req.headers['x-api-key'];
+        const apiKey = (Array.isArray(header) ? header[0] : header) ?? new URL(req.url ?? '/', 'http://x').searchParams.get('apiKey') ?? undefined;
+        const caller = await opts.plans.caller(apiKey, ip);
+        if (!caller) {
+          refused('per_ip');
+          refuse(socket, 'UNAUTHORIZED', 'Unknown or revoked API key');
+          return;
+        }
+        lease = await opts.leases.acquire(caller.subject, planOf(caller.plan).wsConnections);
+      } else {
+        lease = await opts.leases.acquire(ip);
+      }
     } finally {
       upgrading -= 1;
     }
     if (!lease) {
       refused('per_ip');
-      refuse(socket, 'RATE_LIMITED', 'Too many WebSocket connections from this address', ['Retry-After: 10']);
+      refuse(socket, 'RATE_LIMITED', opts.plans ? 'Too many WebSocket connections for this plan' : 'Too many WebSocket connections from this address', ['Retry-After: 10']);
       return;
     }
     if (socket.destroyed || !accepting) {
@@ -299,7 +319,7 @@ export function attachWebSocketServer(opts: {
 
   async function onMessage(client: Client, data: RawData): Promise<void> {
     const text = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8');
-    const parsed = parseClientMessage(text);
+    const parsed = parseClientMessage(opts.plans ? fromLegacyFrame(text) : text);
     if (!parsed.ok) return sendError(client, parsed.error);
     const m = parsed.message;
     const ch = parseChannel(m.channel);

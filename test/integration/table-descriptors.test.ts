@@ -2,7 +2,7 @@ import { PROJECTED_TABLES } from '../support/tables';
 import { createDatabase, type Database } from '../../core/db';
 import { MIGRATIONS_TABLE } from '../../core/db/migrate';
 import type { SqlType, TableDef } from '../../core/db/table';
-import { PROJECTED } from '../../core/db/tables';
+import { DESCRIBED_OTHER, PROJECTED } from '../../core/db/tables';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 
 /** What information_schema calls each descriptor SQL type (a domain reports its base type). */
@@ -54,7 +54,9 @@ describe('table descriptors (core/db/tables.ts) match the migrated database', ()
     await tdb.drop();
   });
 
-  it.each(Object.entries(PROJECTED) as [string, TableDef][])('%s: every column, in the table order, with its type and nullability', (_key, t) => {
+  const DESCRIBED = { ...PROJECTED, ...DESCRIBED_OTHER };
+
+  it.each(Object.entries(DESCRIBED) as [string, TableDef][])('%s: every column, in the table order, with its type and nullability', (_key, t) => {
     const actual = columns.filter((c) => c.table_name === t.name).map((c) => `${c.column_name} ${c.data_type}${c.is_nullable === 'YES' ? ' null' : ''}`);
     const declared = t.props.map((p) => {
       const c = t.columns[p]!;
@@ -64,16 +66,16 @@ describe('table descriptors (core/db/tables.ts) match the migrated database', ()
     expect(declared).toEqual(actual);
   });
 
-  it.each((Object.entries(PROJECTED) as [string, TableDef][]).filter(([, t]) => t.key))('%s: its upsert key is a primary key or unique constraint', (_key, t) => {
+  it.each((Object.entries(DESCRIBED) as [string, TableDef][]).filter(([, t]) => t.key))('%s: its upsert key is a primary key or unique constraint', (_key, t) => {
     const key = t.key!.map((p) => t.columnOf[p]);
     expect(keys.filter((k) => k.table_name === t.name).map((k) => k.columns)).toContainEqual(key);
   });
 
-  it('every table the projector writes rows into has a descriptor', () => {
+  it('every table the projector, the oracle poll or the key command writes rows into has a descriptor', () => {
     // The others are the indexer's own bookkeeping and counters, written by their own statements.
     const bookkeeping = ['achievements', 'dead_letters', 'indexer_cursor', 'indexer_status', 'market_counts', 'market_list_blocks', 'platform_totals', 'processed_transactions', 'raw_events', MIGRATIONS_TABLE];
     const tables = [...new Set(columns.map((c) => c.table_name))].filter((n) => !bookkeeping.includes(n)).sort();
-    expect(tables).toEqual(Object.values(PROJECTED).map((t) => t.name).sort());
+    expect(tables).toEqual(Object.values(DESCRIBED).map((t) => t.name).sort());
   });
 
   it('the tables digest of the exactly-once tests covers every projected table and the counters', () => {

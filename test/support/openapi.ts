@@ -6,17 +6,10 @@ import { match } from 'path-to-regexp';
 import YAML from 'yaml';
 
 export const OPENAPI_PATH = path.resolve(__dirname, '../../api-reference/openapi.yaml');
+export const OPENAPI_LEGACY_PATH = path.resolve(__dirname, '../../api-reference/openapi-legacy.yaml');
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, unknown> }> }>> };
-const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8')) as Doc;
-// OpenAPI 3.0 schemas: `nullable` and friends are keywords Ajv accepts without strict mode.
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats(ajv);
-ajv.addSchema(doc, 'openapi');
-
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-const templates = Object.keys(doc.paths).map((p) => ({ template: p, matches: match(p.replace(/\{(\w+)\}/g, ':$1')) }));
-const cache = new Map<string, ValidateFunction>();
 
 /** The canonical path a request served (aliases and the legacy prefix rewritten as the server does). */
 function canonical(pathname: string): string {
@@ -26,34 +19,56 @@ function canonical(pathname: string): string {
 }
 
 /**
- * Checks a received response against api-reference/openapi.yaml: the path and method must be
+ * A checker of received responses against one OpenAPI document: the path and method must be
  * documented, and a JSON body must match the schema of its status (or `default`).
  */
-export function assertMatchesOpenApi(method: string, url: string, status: number, contentType: string | null, body: unknown): void {
-  const pathname = canonical(new URL(url).pathname);
-  const t = templates.find((x) => x.matches(pathname));
-  if (!t) {
-    if (status === 404 || status === 405) return; // undocumented paths answer with the documented error
-    throw new Error(`${method} ${pathname} is not in openapi.yaml`);
-  }
-  const op = doc.paths[t.template]![method.toLowerCase()];
-  if (!op) {
-    if (status === 405) return;
-    throw new Error(`${method} ${t.template} is not in openapi.yaml`);
-  }
-  const key = op.responses[String(status)] ? String(status) : 'default';
-  if (!op.responses[key]) throw new Error(`${method} ${t.template} documents no ${status} response`);
-  if (!contentType?.includes('application/json')) return;
-  const ref = op.responses[key]!.$ref;
-  const pointer = ref
-    ? `openapi#${ref.slice(1)}/content/application~1json/schema`
-    : `openapi#/paths/${escape(t.template)}/${method.toLowerCase()}/responses/${key}/content/application~1json/schema`;
-  let validate = cache.get(pointer);
-  if (!validate) cache.set(pointer, (validate = ajv.compile({ $ref: pointer })));
-  if (!validate(body)) {
-    throw new Error(`${method} ${pathname} ${status} does not match openapi.yaml: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
-  }
+export function createOpenApiChecker(docPath: string) {
+  const name = path.basename(docPath);
+  const doc = YAML.parse(readFileSync(docPath, 'utf8')) as Doc;
+  // OpenAPI 3.0 schemas: `nullable` and friends are keywords Ajv accepts without strict mode.
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema(doc, 'openapi');
+  // Literal paths before templated ones, as the routers match them.
+  const templates = Object.keys(doc.paths)
+    .sort((a, b) => Number(a.includes('{')) - Number(b.includes('{')))
+    .map((p) => ({ template: p, matches: match(p.replace(/\{(\w+)\}/g, ':$1')) }));
+  const cache = new Map<string, ValidateFunction>();
+  return {
+    ajv,
+    assertMatches(method: string, url: string, status: number, contentType: string | null, body: unknown): void {
+      const pathname = canonical(new URL(url).pathname);
+      const t = templates.find((x) => x.matches(pathname));
+      if (!t) {
+        if (status === 404 || status === 405) return; // undocumented paths answer with the documented error
+        throw new Error(`${method} ${pathname} is not in ${name}`);
+      }
+      const op = doc.paths[t.template]![method.toLowerCase()];
+      if (!op) {
+        if (status === 405) return;
+        throw new Error(`${method} ${t.template} is not in ${name}`);
+      }
+      const key = op.responses[String(status)] ? String(status) : 'default';
+      if (!op.responses[key]) throw new Error(`${method} ${t.template} documents no ${status} response`);
+      if (!contentType?.includes('application/json')) return;
+      const ref = op.responses[key]!.$ref;
+      const pointer = ref
+        ? `openapi#${ref.slice(1)}/content/application~1json/schema`
+        : `openapi#/paths/${escape(t.template)}/${method.toLowerCase()}/responses/${key}/content/application~1json/schema`;
+      let validate = cache.get(pointer);
+      if (!validate) cache.set(pointer, (validate = ajv.compile({ $ref: pointer })));
+      if (!validate(body)) {
+        throw new Error(`${method} ${pathname} ${status} does not match ${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+      }
+    },
+  };
 }
+
+const v1 = createOpenApiChecker(OPENAPI_PATH);
+const ajv = v1.ajv;
+
+/** Checks a received response against api-reference/openapi.yaml. */
+export const assertMatchesOpenApi = v1.assertMatches;
 
 let errorSchema: ValidateFunction | undefined;
 

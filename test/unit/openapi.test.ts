@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { createConfig, lint } from '@redocly/openapi-core';
 import YAML from 'yaml';
-import { OPENAPI_PATH } from '../support/openapi';
+import { OPENAPI_LEGACY_PATH, OPENAPI_PATH } from '../support/openapi';
 import { ERROR_STATUS } from '../../core/http/errors';
 import { v1Presentation } from '../../server/routes';
+import { legacyPresentation } from '../../server/routes/legacy';
+import { LEGACY_ERROR_STATUS } from '../../server/routes/legacy/envelope';
 import type { RouteDeps } from '../../server/routes/table';
 import { parametersOf, statusesOf } from '../../server/routes/contract';
 
@@ -82,5 +84,26 @@ describe('api-reference/openapi.yaml', () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+});
+
+describe('api-reference/openapi-legacy.yaml (the appendix variant)', () => {
+  it('passes the Redocly linter (recommended rules) with no errors', async () => {
+    const config = await createConfig({ extends: ['recommended'], rules: { 'info-license': 'off' } });
+    const problems = await lint({ ref: OPENAPI_LEGACY_PATH, config });
+    const errors = problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+    expect(errors).toEqual([]);
+  });
+
+  it("documents the variant's error codes, and exactly the operations of its route table", () => {
+    const doc = YAML.parse(readFileSync(OPENAPI_LEGACY_PATH, 'utf8'));
+    expect(doc.components.schemas.Error.properties.error.properties.code.enum.sort()).toEqual(Object.keys(LEGACY_ERROR_STATUS).sort());
+    const routes = legacyPresentation.routes({ chainId: 'devnet' } as RouteDeps);
+    const served = routes.map((r) => `${r.method} ${legacyPresentation.prefix}${r.path.replace(/:(\w+)/g, '{$1}')}`).sort();
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, ops]) => Object.keys(ops).filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k)).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    expect(served).toHaveLength(16); // the rows of the appendix table
+    expect(documented).toEqual(served);
   });
 });

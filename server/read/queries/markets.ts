@@ -80,3 +80,31 @@ export const creatorFeeClaims = (db: Db, market: string) =>
 
 export const marketsOfCreator = (db: Db, wallet: string) =>
   db.any<DbRow>('SELECT * FROM markets WHERE creator = $1 ORDER BY market_id DESC, id DESC', [wallet]);
+
+/**
+ * Markets newest first (epoch id, then row id) after a keyset position, `limit + 1` rows so the
+ * caller knows whether more exist: stable under inserts, unlike an offset.
+ */
+export function marketsAfter(
+  db: Db,
+  q: { states?: number[]; feed?: string; from?: number; to?: number; after?: { marketId: string; id: string }; limit: number },
+): Promise<DbRow[]> {
+  const where: string[] = [];
+  const args: unknown[] = [q.limit + 1];
+  const arg = (v: unknown) => `$${args.push(v)}`;
+  if (q.states) where.push(`state = ANY(${arg(q.states)}::smallint[])`);
+  if (q.feed) where.push(`oracle_feed = ${arg(q.feed)}`);
+  if (q.from !== undefined) where.push(`t_start >= to_timestamp(${arg(q.from)})`);
+  if (q.to !== undefined) where.push(`t_start <= to_timestamp(${arg(q.to)})`);
+  if (q.after) where.push(`(market_id, id) < (${arg(q.after.marketId)}::numeric, ${arg(q.after.id)}::bigint)`);
+  return db.any<DbRow>(`SELECT * FROM markets ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY market_id DESC, id DESC LIMIT $1`, args);
+}
+
+/** A market's trade totals and its distinct traders (makers and takers). */
+export const marketTradeStats = (db: Db, market: string) =>
+  db.one<{ trades: number; volume: string; traders: number }>(
+    `SELECT count(*)::int AS trades, COALESCE(sum(quantity), 0)::text AS volume,
+            (SELECT count(*)::int FROM (SELECT maker FROM trades WHERE market_address = $1 UNION SELECT taker FROM trades WHERE market_address = $1) w) AS traders
+       FROM trades WHERE market_address = $1`,
+    [market],
+  );

@@ -20,3 +20,15 @@ export async function ordersOfOwner(
   ]);
   return { rows, total: count.n };
 }
+
+/**
+ * A market's resting orders (open, pending_cancel, cancel_failed), best first in time order,
+ * optionally one side of the YES book (bids: BuyYes and SellNo; asks: SellYes and BuyNo) or one owner.
+ */
+export function restingOrdersOfMarket(db: Db, q: { market: string; bookSide?: 0 | 1; owner?: string; limit: number }): Promise<DbRow[]> {
+  const where = ['market_address = $1', 'status_code IN (0, 4, 5)'];
+  const args: unknown[] = [q.market, q.limit];
+  if (q.bookSide !== undefined) where.push(q.bookSide === 0 ? 'side_code IN (0, 3)' : 'side_code IN (1, 2)');
+  if (q.owner) where.push(`owner = $${args.push(q.owner)}`);
+  return db.any<DbRow>(`SELECT * FROM orders WHERE ${where.join(' AND ')} ORDER BY id LIMIT $2`, args);
+}

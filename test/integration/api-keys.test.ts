@@ -1,0 +1,190 @@
+import express from 'express';
+import { ApiKeyError, createApiKeyStore, hashApiKey, type ApiKeyStore } from '../../core/api-keys';
+import { createDatabase, type Database } from '../../core/db';
+import { API_PLANS, planOf } from '../../core/plans';
+import { redisReady, type Redis } from '../../core/redis/client';
+import { createKeys } from '../../core/redis/keys';
+import { ApiError } from '../../server/http/errors';
+import { createPlanLimits } from '../../server/limits/plan-limits';
+import { runKeysCli } from '../../scripts/keys-cli';
+import { serve } from '../support/api';
+import { testCommon } from '../support/common';
+import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { connectRedis, testTenant } from '../support/redis';
+
+let tdb: TestDatabase;
+let database: Database;
+let store: ApiKeyStore;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  database = createDatabase({ url: tdb.url, poolMax: 4 });
+  store = createApiKeyStore(database.db);
+});
+afterAll(async () => {
+  await database.close();
+  await tdb.drop();
+});
+
+describe('API key store (real PostgreSQL)', () => {
+  it('creates a key on a plan, stores only its hash, and finds it for its own tenant only', async () => {
+    const { key, info } = await store.create({ tenant: 'acme', plan: 'basic', label: 'mobile app' });
+    expect(key).toMatch(/^mik_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
+    expect(info).toMatchObject({ tenant: 'acme', plan: 'basic', label: 'mobile app', revokedAt: null });
+    const row = await database.db.one('SELECT * FROM api_keys WHERE key_id = $1', [info.keyId]);
+    expect(row.key_hash).toBe(hashApiKey(key));
+    expect(JSON.stringify(row)).not.toContain(key.slice(18));
+    expect(await store.lookup('acme', key)).toEqual({ keyId: info.keyId, plan: 'basic' });
+    expect(await store.lookup('other', key)).toBeNull();
+    expect(await store.lookup('acme', `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`)).toBeNull();
+    expect(await store.lookup('acme', 'not a key')).toBeNull();
+  });
+
+  it('revokes a key once, and a revoked key is not found', async () => {
+    const { key, info } = await store.create({ tenant: 'acme', plan: 'pro' });
+    expect(await store.revoke({ tenant: 'other', keyId: info.keyId })).toBe(false);
+    expect(await store.revoke({ tenant: 'acme', keyId: info.keyId })).toBe(true);
+    expect(await store.revoke({ tenant: 'acme', keyId: info.keyId })).toBe(false);
+    expect(await store.lookup('acme', key)).toBeNull();
+    expect((await store.list('acme')).find((k) => k.keyId === info.keyId)?.revokedAt).toBeInstanceOf(Date);
+  });
+
+  it('refuses a plan that is not declared', async () => {
+    await expect(store.create({ tenant: 'acme', plan: 'enterprise' })).rejects.toThrow(new ApiKeyError('unknown plan "enterprise"; plans: free, basic, pro'));
+  });
+});
+
+describe('npm run keys (scripts/keys-cli.ts)', () => {
+  const run = async (...argv: string[]) => {
+    let out = '';
+    let err = '';
+    const code = await runKeysCli(argv, { store: () => store, out: (s) => void (out += s), err: (s) => void (err += s) });
+    return { code, out, err };
+  };
+
+  it('create prints the key once; list and revoke never show it', async () => {
+    const created = await run('create', '--tenant', 'cli-t', '--plan', 'pro', '--label', 'desk');
+    expect(created.code).toBe(0);
+    const key = /^(mik_\S+)$/m.exec(created.out)![1]!;
+    const keyId = key.slice(4, 16);
+    expect(created.out).toContain(`created key ${keyId} on plan pro for tenant cli-t (desk)`);
+    expect(await store.lookup('cli-t', key)).toEqual({ keyId, plan: 'pro' });
+    const listed = await run('list', '--tenant', 'cli-t');
+    expect(listed.code).toBe(0);
+    expect(listed.out).toMatch(new RegExp(`^${keyId}  pro    created \\S+  active  desk$`, 'm'));
+    expect(listed.out).not.toContain(key.slice(17));
+    const revoked = await run('revoke', '--tenant', 'cli-t', '--id', keyId);
+    expect(revoked).toEqual({ code: 0, out: `revoked key ${keyId} of tenant cli-t\n`, err: '' });
+    expect(await store.lookup('cli-t', key)).toBeNull();
+    expect((await run('revoke', '--tenant', 'cli-t', '--id', keyId)).code).toBe(1);
+  });
+
+  it.each([
+    [['create', '--plan', 'pro'], '--tenant is required'],
+    [['create', '--tenant', 'Bad_Tenant', '--plan', 'pro'], 'is not a tenant id'],
+    [['create', '--tenant', 't'], '--plan is required'],
+    [['create', '--tenant', 't', '--plan', 'gold'], 'unknown plan "gold"'],
+    [['revoke', '--tenant', 't'], '--id is required'],
+    [['rotate', '--tenant', 't'], 'expected one command'],
+    [['list', '--tenant', 't', '--verbose'], "Unknown option '--verbose'"],
+  ])('%j is refused with usage, exit code 2', async (argv, message) => {
+    const r = await run(...argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(message);
+    expect(r.err).toContain('usage: npm run keys');
+    expect(r.out).toBe('');
+  });
+});
+
+describe('plan limits (real Redis, cluster-wide)', () => {
+  let redis: Redis;
+  const tenant = testTenant();
+
+  beforeAll(async () => {
+    redis = connectRedis();
+    // Not ready, the limiter answers from its in-memory insurance: per process, not shared.
+    await redisReady(redis, 5_000);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+  });
+
+  /** A replica: the plan middleware in front of a handler, errors as `{ code }` with their status. */
+  async function replica() {
+    const limits = createPlanLimits({ tenant, keys: store, store: { redis, keys: createKeys(tenant) }, logger: testCommon().logger, cacheMs: 0 });
+    const app = express();
+    app.set('trust proxy', true);
+    app.get('/x', limits.middleware(), (req, res) => void res.json({ plan: req.planCaller!.plan, subject: req.planCaller!.subject }));
+    app.use((err: ApiError, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(err.status).json({ code: err.code }));
+    return serve(app);
+  }
+
+  it('declares the appendix tiers', () => {
+    expect(API_PLANS.map((p) => [p.name, p.requestsPerMinute, p.wsConnections])).toEqual([
+      ['free', 60, 2],
+      ['basic', 300, 5],
+      ['pro', 1000, 20],
+    ]);
+  });
+
+  it('without a key: the free plan by client IP, shared by every replica, then 429 with the headers', async () => {
+    const [a, b] = [await replica(), await replica()];
+    try {
+      const ip = { 'x-forwarded-for': '203.0.113.7' };
+      const free = planOf('free').requestsPerMinute;
+      for (let i = 0; i < free; i++) {
+        const res = await fetch(`${i % 2 ? a.url : b.url}/x`, { headers: ip });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('x-ratelimit-limit')).toBe('60');
+        expect(res.headers.get('x-ratelimit-remaining')).toBe(String(free - 1 - i));
+        if (i === 0) expect(await res.json()).toEqual({ plan: 'free', subject: 'ip:203.0.113.7' });
+      }
+      const over = await fetch(`${a.url}/x`, { headers: ip });
+      expect(over.status).toBe(429);
+      expect(await over.json()).toEqual({ code: 'RATE_LIMITED' });
+      expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Another IP has its own budget.
+      expect((await fetch(`${b.url}/x`, { headers: { 'x-forwarded-for': '203.0.113.8' } })).status).toBe(200);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("with a key: its plan's limit, counted per key whatever the IP", async () => {
+    const a = await replica();
+    try {
+      const { key, info } = await store.create({ tenant, plan: 'pro' });
+      const res = await fetch(`${a.url}/x`, { headers: { 'x-api-key': key, 'x-forwarded-for': '203.0.113.20' } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ plan: 'pro', subject: `key:${info.keyId}` });
+      expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
+      const other = await fetch(`${a.url}/x`, { headers: { 'x-api-key': key, 'x-forwarded-for': '203.0.113.21' } });
+      expect(other.headers.get('x-ratelimit-remaining')).toBe('998');
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('an unknown or revoked key is a 401, not a downgrade to free', async () => {
+    const a = await replica();
+    try {
+      const { key, info } = await store.create({ tenant, plan: 'basic' });
+      expect((await fetch(`${a.url}/x`, { headers: { 'x-api-key': key } })).status).toBe(200);
+      await store.revoke({ tenant, keyId: info.keyId });
+      const revoked = await fetch(`${a.url}/x`, { headers: { 'x-api-key': key, 'x-forwarded-for': '203.0.113.30' } });
+      expect(revoked.status).toBe(401);
+      expect(await revoked.json()).toEqual({ code: 'UNAUTHORIZED' });
+      const unknown = await fetch(`${a.url}/x`, { headers: { 'x-api-key': 'mik_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'x-forwarded-for': '203.0.113.30' } });
+      expect(unknown.status).toBe(401);
+      // The bad keys spent the IP's keyless budget.
+      expect(unknown.headers.get('x-ratelimit-remaining')).toBe('58');
+      // Another tenant's key is unknown here.
+      const foreign = await store.create({ tenant: 'someone-else', plan: 'pro' });
+      expect((await fetch(`${a.url}/x`, { headers: { 'x-api-key': foreign.key } })).status).toBe(401);
+    } finally {
+      await a.close();
+    }
+  });
+});
