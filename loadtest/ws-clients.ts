@@ -1,0 +1,80 @@
+// The receiving clients of `npm run bench -- ws`, in their own process (the bench starts
+// BENCH_CLIENT_PROCS of them), so that the clients of one run can use more than the one core
+// of the bench's own event loop: with 4,000 clients in one process, that process, not the
+// server, capped the delivered rate. Each client records, per seq, how many clients got it
+// and when the last one did; the bench asks over IPC.
+import WebSocket from 'ws';
+
+export type ClientsRequest =
+  | { type: 'connect'; url: string; subscribe: boolean; count: number; channel: string }
+  | { type: 'reset' }
+  | { type: 'progress' }
+  | { type: 'collect' };
+export type ClientsReply =
+  | { type: 'connect' }
+  | { type: 'reset' }
+  | { type: 'progress'; delivered: number }
+  /** [seq, clients that got it, absolute ms when the last one did]. */
+  | { type: 'collect'; seqs: [number, number, number][] };
+
+const count = new Map<number, number>();
+const last = new Map<number, number>();
+const sockets: WebSocket[] = [];
+let delivered = 0;
+
+const UPDATE = Buffer.from('{"type":"update"');
+const SEQ = Buffer.from('"seq":');
+
+/** The seq of an update frame without a JSON.parse or a string: the clients must stay cheap. */
+function seqOf(data: Buffer): number | undefined {
+  if (data.length < UPDATE.length || data.compare(UPDATE, 0, UPDATE.length, 0, UPDATE.length) !== 0) return undefined;
+  let i = data.indexOf(SEQ);
+  if (i < 0) return undefined;
+  let seq = 0;
+  for (i += SEQ.length; i < data.length && data[i]! >= 48 && data[i]! <= 57; i++) seq = seq * 10 + data[i]! - 48;
+  return seq;
+}
+
+async function connect(url: string, subscribe: boolean, n: number, channel: string): Promise<void> {
+  const open = async () => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.on('message', (data: Buffer) => {
+      const seq = seqOf(data);
+      if (seq === undefined) return;
+      count.set(seq, (count.get(seq) ?? 0) + 1);
+      last.set(seq, performance.timeOrigin + performance.now());
+      delivered += 1;
+    });
+    if (subscribe) {
+      const subscribed = new Promise<void>((resolve) => ws.on('message', (d: Buffer) => d.toString().includes('"subscribed"') && resolve()));
+      ws.send(JSON.stringify({ type: 'subscribe', channel }));
+      await subscribed;
+    }
+    sockets.push(ws);
+  };
+  for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, open));
+}
+
+const reply = (m: ClientsReply) => process.send!(m);
+process.on('message', (m: ClientsRequest) => {
+  switch (m.type) {
+    case 'connect':
+      void connect(m.url, m.subscribe, m.count, m.channel).then(() => reply({ type: 'connect' }));
+      return;
+    case 'reset':
+      count.clear();
+      last.clear();
+      delivered = 0;
+      return reply({ type: 'reset' });
+    case 'progress':
+      return reply({ type: 'progress', delivered });
+    case 'collect':
+      return reply({ type: 'collect', seqs: [...count].map(([s, n]) => [s, n, last.get(s)!]) });
+  }
+});
+process.on('disconnect', () => process.exit(0));
+process.send!({ type: 'listening', port: 1 });
