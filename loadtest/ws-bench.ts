@@ -14,8 +14,11 @@ const RATES = (process.env.BENCH_RATES ?? '10,100,250,500,1000').split(',').map(
 const CHANNEL = 'orderbook:1';
 /** Processes the clients are spread over (each one event loop). */
 const CLIENT_PROCS = Number(process.env.BENCH_CLIENT_PROCS ?? 2);
-/** Which targets to run (`api,raw,corked`); the ratios need `api` and `corked`. */
-const TARGETS = new Set((process.env.BENCH_WS_TARGETS ?? 'api,raw,corked').split(','));
+/**
+ * The targets to run, in this order: `api`, `alt` (BENCH_WS_ALT_API), `raw` (ws.send per
+ * client), `corked` (the same, corked per socket). The ratios need `corked`.
+ */
+const TARGETS = (process.env.BENCH_WS_TARGETS ?? (process.env.BENCH_WS_ALT_API ? 'api,alt,raw,corked' : 'api,raw,corked')).split(',');
 /** With a directory, the API runs with --cpu-prof and writes its profile there on a graceful exit. */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 /**
@@ -83,13 +86,16 @@ class Receivers {
 
 /** One request to a clients process and its answer (one request at a time per process). */
 function ask(p: ChildProcess, m: ClientsRequest): Promise<ClientsReply> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    const exited = (code: number | null) => reject(new Error(`a clients process exited (${code}) during ${m.type}`));
     const on = (r: ClientsReply) => {
       if (r.type !== m.type) return;
       p.off('message', on);
+      p.off('exit', exited);
       resolve(r);
     };
     p.on('message', on);
+    p.once('exit', exited);
     p.send(m);
   });
 }
@@ -174,7 +180,10 @@ export async function run(): Promise<void> {
   const databaseUrl = await freshDatabase(name);
   await migrate({ databaseUrl });
   const tenant = `bench-ws-${process.pid}`;
-  const altTenant = `${tenant}-alt`;
+  // Each API run has its own tenant: the update log's seq starts again at 1, as the publisher
+  // counts, and the per-IP connection leases of an earlier run cannot refuse the clients.
+  let runs = 0;
+  const nextTenant = () => `${tenant}-${(runs += 1)}`;
   const redis = createRedis(REDIS_URL);
   await redisReady(redis);
   const rows: Row[] = [];
@@ -191,9 +200,8 @@ export async function run(): Promise<void> {
       WS_MAX_CONNECTIONS_PER_IP: String(CLIENTS + 10),
       WS_MAX_CLIENTS: String(CLIENTS),
     }, flags);
-  const api = startApi('dist/server/main.js', tenant, PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
   const publisher = spawnListening('loadtest/ws-publisher.ts', { REDIS_URL });
-  const children = [api.child, publisher.child];
+  const children = [publisher.child];
   let idleRss = 0;
   try {
     await publisher.port;
@@ -206,10 +214,10 @@ export async function run(): Promise<void> {
       rawChannel,
       tenant: tenantId,
     });
-    const sweep = async (target: string, mode: PublishJob['mode'], url: string, pid: number, subscribe: boolean, tenantId = tenant) => {
+    const sweep = async (target: string, mode: PublishJob['mode'], url: string, pid: number, subscribe: boolean, tenantId: string) => {
       const rx = new Receivers();
       await rx.connect(url, subscribe);
-      if (mode === 'api') idleRss = rssMb(pid);
+      if (target === 'API /ws') idleRss = rssMb(pid);
       let next = 1;
       for (const rate of RATES) {
         const r = await phase(target, job(mode, rate, next, tenantId), publisher.child, rx, pid);
@@ -218,27 +226,37 @@ export async function run(): Promise<void> {
       }
       rx.close();
     };
-    if (TARGETS.has('api')) await sweep('API /ws', 'api', `ws://127.0.0.1:${await api.port}/ws`, api.child.pid!, true);
-    if (PROFILE_DIR) {
-      // A graceful exit, so node writes the profile (SIGKILL would lose it).
+    const runApi = async (target: string, file: string, flags: string[] = []) => {
+      const tenantId = nextTenant();
+      const api = startApi(file, tenantId, flags);
+      children.push(api.child);
+      await sweep(target, 'api', `ws://127.0.0.1:${await api.port}/ws`, api.child.pid!, true, tenantId);
+      // A graceful exit, so that a --cpu-prof process writes its profile (SIGKILL would lose it).
       const exited = new Promise((resolve) => api.child.once('exit', resolve));
       api.child.kill('SIGTERM');
+      const cut = setTimeout(() => api.child.kill('SIGKILL'), 15_000);
       await exited;
-      process.stderr.write(`API CPU profile written to ${PROFILE_DIR}\n`);
-    }
-    if (ALT_API) {
-      // Its own tenant: the update log's seq starts again at 1, as the publisher counts.
-      const alt = startApi(path.relative(ROOT, path.resolve(ALT_API)), altTenant);
-      children.push(alt.child);
-      await sweep('API alt', 'api', `ws://127.0.0.1:${await alt.port}/ws`, alt.child.pid!, true, altTenant);
-      alt.child.kill('SIGKILL');
-    }
-    for (const [target, cork] of [['raw ws', '0'], ['raw corked', '1']] as const) {
-      if (!TARGETS.has(cork === '1' ? 'corked' : 'raw')) continue;
+      clearTimeout(cut);
+    };
+    const runRaw = async (target: string, cork: '0' | '1') => {
       const raw = spawnListening('loadtest/ws-raw-server.ts', { REDIS_URL, RAW_CHANNEL: rawChannel, RAW_CORK: cork });
       children.push(raw.child);
-      await sweep(target, 'raw', `ws://127.0.0.1:${await raw.port}`, raw.child.pid!, false);
+      await sweep(target, 'raw', `ws://127.0.0.1:${await raw.port}`, raw.child.pid!, false, tenant);
       raw.child.kill('SIGKILL');
+    };
+    const runners: Record<string, () => Promise<void>> = {
+      api: async () => {
+        await runApi('API /ws', 'dist/server/main.js', PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
+        if (PROFILE_DIR) process.stderr.write(`API CPU profile written to ${PROFILE_DIR}\n`);
+      },
+      alt: () => (ALT_API ? runApi('API alt', path.relative(ROOT, path.resolve(ALT_API))) : Promise.resolve()),
+      raw: () => runRaw('raw ws', '0'),
+      corked: () => runRaw('raw corked', '1'),
+    };
+    for (const t of TARGETS) {
+      const runner = runners[t];
+      if (!runner) throw new Error(`BENCH_WS_TARGETS: unknown target ${t} (${Object.keys(runners).join(', ')})`);
+      await runner();
     }
 
     const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -269,8 +287,8 @@ export async function run(): Promise<void> {
     }
   } finally {
     children.forEach((c) => c.kill('SIGKILL'));
-    for (const t of [tenant, altTenant]) {
-      const keys = await redis.keys(`${createKeys(t).prefix}*`);
+    for (let i = 1; i <= runs; i++) {
+      const keys = await redis.keys(`${createKeys(`${tenant}-${i}`).prefix}*`);
       if (keys.length) await redis.del(...keys);
     }
     redis.disconnect();
