@@ -34,10 +34,19 @@ describe('the /ws update send path', () => {
       client.on('message', (data: Buffer, binary: boolean) => got.push({ text: data.toString(), binary }));
       const closed = new Promise<number>((resolve) => client.once('close', resolve));
       const server = await accepted;
+      // What reaches the socket: one write per update, the whole frame (ws.send makes two).
+      const socket = (server as unknown as { _socket: { write: (chunk: Buffer, ...rest: unknown[]) => boolean } })._socket;
+      const writes: number[] = [];
+      const write = socket.write.bind(socket);
+      socket.write = (chunk: Buffer, ...rest: unknown[]) => {
+        writes.push(chunk.length);
+        return write(chunk, ...rest);
+      };
       const send = createFrameSender();
       const a = Buffer.from('{"seq":1}');
       const big = Buffer.from(JSON.stringify({ seq: 2, pad: 'y'.repeat(70_000) }));
       send(server, a);
+      expect(writes).toEqual([a.length + 2]);
       server.send('{"type":"subscribed"}', { binary: false });
       send(server, a); // the same payload again: the cached frame
       send(server, big);
