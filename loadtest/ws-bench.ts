@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { migrate } from '../core/db/migrate';
 import { createRedis, redisReady } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
-import path from 'node:path';
 import { build, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, ROOT, spawnListening } from './support';
 import type { ClientsReply, ClientsRequest } from './ws-clients';
 import type { PublishJob } from './ws-publisher';
@@ -119,7 +119,7 @@ interface Row {
 /**
  * One phase: the publisher process sends `rate` updates/s for SECONDS; then this waits until
  * every client has every update (or 5 s without progress). Times are absolute (timeOrigin +
- * now) so the two processes' clocks compare.
+ * now) so the publisher's and the clients' clocks compare.
  */
 async function phase(target: string, job: PublishJob, publisher: ChildProcess, rx: Receivers, pid: number): Promise<Row> {
   await rx.reset();
