@@ -4,7 +4,6 @@ import { collectOnScrape } from '../../core/telemetry/metrics';
 import type http from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import { ERROR_STATUS, errorBody, type ErrorCode } from '../../core/http/errors';
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -17,6 +16,7 @@ import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
 import { planOf } from '../../core/plans';
 import type { PlanLimits } from '../limits/plan-limits';
 import type { AuthFailureBudget } from '../limits/rate-limit';
+import { createFrameSender } from './frame-sender';
 import { createHub, type HubClient, type SubscribeOutcome } from './hub';
 import type { ConnectionLeases, Lease } from './ip-leases';
 import { createTurnGate } from './turn-gate';
@@ -189,21 +189,8 @@ export function attachWebSocketServer(opts: {
   for (const reason of WS_REFUSAL_REASONS) metrics.wsRefusals.inc({ reason }, 0);
   for (const reason of WS_AUTH_FAILURE_REASONS) metrics.wsAuthFailures.inc({ reason }, 0);
 
-  // Frames written to a socket during one bus read (Redis hands over many messages per read
-  // under load) leave in one writev instead of one syscall per frame: the socket is corked on
-  // its first write and uncorked once the current callback is done.
-  const corked: Socket[] = [];
-  const uncorkAll = () => {
-    for (const s of corked.splice(0)) s.uncork();
-  };
-  const sendFrame = (ws: WebSocket, frame: Buffer) => {
-    const socket = (ws as unknown as { _socket?: Socket })._socket;
-    if (socket && socket.writableCorked === 0) {
-      socket.cork();
-      if (corked.push(socket) === 1) process.nextTick(uncorkAll);
-    }
-    ws.send(frame, TEXT);
-  };
+  // Updates: one frame per payload, one write per socket, corked per event-loop turn.
+  const sendFrame = createFrameSender();
 
   const send = (client: Client, msg: Record<string, unknown>) => {
     // Text frames, as updates are: a Buffer would otherwise go out as a binary frame.
