@@ -54,7 +54,6 @@ const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpp
  */
 const MEMO_LIMIT = 200_000;
 const toBytes = new Map<string, Uint8Array>();
-const toBase58 = new Map<string, string>();
 function addressBytes(address: string): Uint8Array {
   let b = toBytes.get(address);
   if (!b) {
@@ -65,15 +64,26 @@ function addressBytes(address: string): Uint8Array {
   }
   return b;
 }
-function addressString(bytes: Uint8Array): string {
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-  let s = toBase58.get(key);
-  if (s === undefined) {
-    s = bs58.encode(bytes);
-    if (toBase58.size >= MEMO_LIMIT) toBase58.clear();
-    toBase58.set(key, s);
+/**
+ * Decoded addresses by their first 31 bits (a small integer key: no string to build and hash
+ * per address read, which cost more than the lookup it served); an entry is used only when all
+ * 32 bytes match, and a colliding address takes the slot over.
+ */
+const toBase58 = new Map<number, { bytes: Uint8Array; text: string }>();
+function addressString(bytes: Uint8Array, at = 0): string {
+  const key = (bytes[at]! << 23) | (bytes[at + 1]! << 15) | (bytes[at + 2]! << 7) | (bytes[at + 3]! >>> 1);
+  const hit = toBase58.get(key);
+  if (hit) {
+    const b = hit.bytes;
+    let i = 4;
+    while (i < 32 && b[i] === bytes[at + i]) i++;
+    if (i === 32) return hit.text;
   }
-  return s;
+  const own = bytes.slice(at, at + 32);
+  const text = bs58.encode(own);
+  if (toBase58.size >= MEMO_LIMIT) toBase58.clear();
+  toBase58.set(key, { bytes: own, text });
+  return text;
 }
 
 // Pre-built codecs are shared: they are stateless.
@@ -200,8 +210,7 @@ function readerFor(t: IdlType): Reader {
         return (c, f) => tag(c, f, 'bool');
       case 'pubkey':
         return (c, f) => {
-          const at = c.take(32, f);
-          return addressString(c.bytes.subarray(at, at + 32));
+          return addressString(c.bytes, c.take(32, f));
         };
       default: {
         const never: never = t;

@@ -202,7 +202,7 @@ export function createProjector(opts: {
       else {
         // Some events were in the ledger already: apply only those that were not.
         await t.none('ROLLBACK TO SAVEPOINT ledger');
-        const unseen = await insertLedgerRowByRow(t, ledger, events);
+        const unseen = await insertLedgerRowByRow(t, parsed, events);
         phase('ledger');
         st = fresh();
         applied = await loadAndApply(t, st, unseen, phase);

@@ -2,21 +2,23 @@ import type { ITask } from 'pg-promise';
 import type { ParsedTransaction } from '../../core/events';
 import type { NewEvent } from './batch';
 import { pgBinaryArray } from './pg-binary';
-import type { Statement } from './write';
+import { combineStatements, type Statement } from './write';
 
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * The ledger insert: the batch's transactions (`processed_transactions`, where a repeat is
- * harmless) and its events (`raw_events`, last, where a repeat is the signal to sort the batch
- * out).
+ * The ledger insert: the batch's transactions (`processed_transactions`) and its events
+ * (`raw_events`, last). On the usual path (`repeats` false) both are plain inserts: a batch is
+ * usually all new, and a plain insert checks each key once where `ON CONFLICT` probes the
+ * index before inserting and confirms after (D-121). A repeat of either, an event-less
+ * transaction's included, is then a unique violation: the signal to sort the batch out row by
+ * row (`insertLedgerRowByRow`), where the transactions insert with `repeats` true skips them.
  */
-export function ledgerStatements(parsed: ParsedTransaction[], events: NewEvent[]): Statement[] {
+export function ledgerStatements(parsed: ParsedTransaction[], events: NewEvent[], repeats = false): Statement[] {
   return [
     {
       text: `INSERT INTO processed_transactions (signature, slot, block_time, event_count, failed)
-             SELECT * FROM unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::int[], $5::boolean[])
-             ON CONFLICT DO NOTHING`,
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::int[], $5::boolean[])${repeats ? ' ON CONFLICT DO NOTHING' : ''}`,
       values: [
         pgBinaryArray(parsed, 'text', (p) => p.signature),
         pgBinaryArray(parsed, 'int8', (p) => p.slot),
@@ -27,7 +29,7 @@ export function ledgerStatements(parsed: ParsedTransaction[], events: NewEvent[]
     },
     {
       text: `INSERT INTO raw_events (signature, event_index, slot, block_time, kind, data)
-             SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])`,
+             SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::text[], $6::bytea[])${repeats ? ' ON CONFLICT DO NOTHING RETURNING signature, event_index' : ''}`,
       values: [
         pgBinaryArray(events, 'text', (e) => e.ctx.signature),
         pgBinaryArray(events, 'int4', (e) => e.ctx.eventIndex),
@@ -58,9 +60,10 @@ export function insertLedger(t: ITask<unknown>, q: Statement): Promise<boolean> 
   );
 }
 
-/** The ledger rows of `events` that were not there yet, in chain order. */
-export async function insertLedgerRowByRow(t: ITask<unknown>, ledger: Statement, events: NewEvent[]): Promise<NewEvent[]> {
-  const rows = await t.any<{ signature: string; event_index: number }>({ text: `${ledger.text} ON CONFLICT DO NOTHING RETURNING signature, event_index`, values: ledger.values } as never);
+/** Inserts the ledger rows that were not there yet and returns their events, in chain order. */
+export async function insertLedgerRowByRow(t: ITask<unknown>, parsed: ParsedTransaction[], events: NewEvent[]): Promise<NewEvent[]> {
+  const ledger = combineStatements(ledgerStatements(parsed, events, true));
+  const rows = await t.any<{ signature: string; event_index: number }>(ledger as never);
   // RETURNING order is not guaranteed: walk the batch in chain order instead.
   const created = new Set(rows.map((r) => `${r.signature}:${r.event_index}`));
   return events.filter((e) => created.has(`${e.ctx.signature}:${e.ctx.eventIndex}`));

@@ -97,7 +97,8 @@ function writeElement(buf: Buffer, at: number, type: BinaryElementType, v: unkno
       return at + 8;
     case 'int8':
       buf.writeInt32BE(8, at);
-      buf.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(integer(v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)), at + 4);
+      if (typeof v === 'bigint') buf.writeBigInt64BE(v, at + 4);
+      else writeInt64(buf, at + 4, integer(v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
       return at + 12;
     case 'date': {
       // A calendar day 'YYYY-MM-DD' (the projector's UTC days) as days since 2000-01-01.
@@ -111,7 +112,10 @@ function writeElement(buf: Buffer, at: number, type: BinaryElementType, v: unkno
     case 'timestamptz': {
       if (!(v instanceof Date) || Number.isNaN(v.getTime())) throw new RangeError('invalid Date in a query parameter');
       buf.writeInt32BE(8, at);
-      buf.writeBigInt64BE(BigInt(v.getTime() - PG_EPOCH_MS) * 1000n, at + 4);
+      // µs since 2000 stay exact in a double for ±142 years around it; beyond, through BigInt.
+      const us = (v.getTime() - PG_EPOCH_MS) * 1000;
+      if (Number.isSafeInteger(us)) writeInt64(buf, at + 4, us);
+      else buf.writeBigInt64BE(BigInt(v.getTime() - PG_EPOCH_MS) * 1000n, at + 4);
       return at + 12;
     }
     case 'text': {
@@ -149,16 +153,42 @@ function writeElement(buf: Buffer, at: number, type: BinaryElementType, v: unkno
   }
 }
 
+const TWO_32 = 4_294_967_296;
+
+/** A safe integer as a big-endian int64, without allocating a BigInt per value. */
+function writeInt64(buf: Buffer, at: number, n: number): void {
+  const hi = Math.floor(n / TWO_32);
+  buf.writeInt32BE(hi, at);
+  buf.writeUInt32BE(n - hi * TWO_32, at + 4);
+}
+
 interface NumericDigits {
   negative: boolean;
   /** Base-10,000 digits of the absolute value, most significant first; none for zero. */
   groups: number[];
 }
 
+const NO_GROUPS: NumericDigits = { negative: false, groups: [] };
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** An integer (amounts are u64 and beyond: bigint, or a safe-integer number) as numeric digits. */
 function numericDigits(v: unknown): NumericDigits {
   if (typeof v === 'number' && !Number.isSafeInteger(v)) throw new RangeError(`${v} is not a safe integer`);
   if (typeof v !== 'bigint' && typeof v !== 'number') throw new TypeError(`cannot send a ${typeof v} as numeric`);
+  // Most amounts fit a double: their groups by arithmetic, not through a decimal string.
+  if (typeof v === 'number' || (v <= MAX_SAFE && v >= -MAX_SAFE)) {
+    let n = Number(v);
+    if (n === 0) return NO_GROUPS;
+    const negative = n < 0;
+    if (negative) n = -n;
+    const groups: number[] = [];
+    while (n > 0) {
+      const g = n % 10_000;
+      groups.push(g);
+      n = (n - g) / 10_000;
+    }
+    return { negative, groups: groups.reverse() };
+  }
   let digits = v.toString();
   const negative = digits.startsWith('-');
   if (negative) digits = digits.slice(1);

@@ -44,6 +44,9 @@ describe('pgBinaryArray (real PostgreSQL)', () => {
       String(Number.MAX_SAFE_INTEGER),
       '0',
     ]);
+    // Numbers travel as two 32-bit halves: the boundaries between them, and negatives.
+    const halves = [-1, Number.MIN_SAFE_INTEGER, -(2 ** 32), -(2 ** 32) - 1, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 31, -(2 ** 31) - 1];
+    expect(await roundTrip('int8', halves)).toEqual(halves.map(String));
     expect(await roundTrip('bool', [true, false, null])).toEqual(['true', 'false', null]);
   });
 
@@ -62,7 +65,8 @@ describe('pgBinaryArray (real PostgreSQL)', () => {
 
   it('sends timestamps to the millisecond and days, before and after 2000-01-01, and bytes as they are', async () => {
     await pg.query("SET TIME ZONE 'UTC'");
-    const dates = ['2026-01-02T03:04:05.678Z', '1999-12-31T23:59:59.999Z', '2000-01-01T00:00:00.000Z', '1970-01-01T00:00:00.001Z'].map((s) => new Date(s));
+    // Microseconds from 2000 are exact in a double for ±285 years; 1600 and 2400 lie beyond.
+    const dates = ['2026-01-02T03:04:05.678Z', '1999-12-31T23:59:59.999Z', '2000-01-01T00:00:00.000Z', '1970-01-01T00:00:00.001Z', '2400-06-01T12:00:00.001Z', '1600-06-01T12:00:00.999Z'].map((s) => new Date(s));
     const { rows } = await pg.query<{ v: Date }>('SELECT v FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(v, i) ORDER BY i', [
       pgBinaryArray(dates, 'timestamptz', (d) => d),
     ]);

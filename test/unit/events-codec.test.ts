@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
 import fc from 'fast-check';
 import {
   anchorEventDiscriminator,
@@ -108,6 +109,17 @@ describe('event codec', () => {
     expect(none[none.length - 1]).toBe(0);
     expect(some.length).toBe(none.length + 32);
     expect(some[none.length - 1]).toBe(1);
+  });
+
+  it('decodes addresses that share their first bytes each as itself (the decoded-address memo)', () => {
+    // The memo keys addresses by their first 31 bits: these collide there and differ after.
+    const bytesOf = (last: number) => Uint8Array.from({ length: 32 }, (_, i) => (i < 4 ? 0xab : i === 31 ? last : i));
+    const [a, b] = [bs58.encode(bytesOf(1)), bs58.encode(bytesOf(2))];
+    const placed = (owner: string): ProgramEvent => ({
+      kind: 'OrderPlaced',
+      data: { market: IDL.address, orderId: 1n, owner, side: 0, priceBps: 5000, quantity: 1n, orderType: 0 },
+    });
+    for (const owner of [a, b, a, b]) expect(decodeEvent(encodeEvent(placed(owner)))).toEqual(placed(owner));
   });
 
   it('rejects an unknown discriminator with its own reason', () => {
