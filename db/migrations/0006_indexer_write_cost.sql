@@ -19,8 +19,7 @@ ALTER TABLE user_achievements DROP CONSTRAINT user_achievements_achievement_id_f
 -- columns): each was one more B-tree insert per row, on the tables written once per trade.
 -- The (tx_signature, event_index) keys of event-derived rows duplicate the ledger's key
 -- (raw_events), which is what keeps them unique; trades keeps its own: /trades?tx= reads it.
-DROP INDEX trades_maker_idx;
-DROP INDEX trades_taker_idx;
+-- trades keeps its maker and taker indexes: the appendix variant's /trades/user/:owner reads them.
 DROP INDEX creator_fee_accruals_market_idx;
 DROP INDEX referrer_credits_referrer_idx;
 DROP INDEX referrer_claims_wallet_idx;
@@ -43,8 +42,6 @@ ALTER TABLE creator_fee_accruals ADD UNIQUE (tx_signature, event_index);
 CREATE INDEX referrer_claims_wallet_idx ON referrer_claims (wallet, id DESC);
 CREATE INDEX referrer_credits_referrer_idx ON referrer_credits (referrer, referee);
 CREATE INDEX creator_fee_accruals_market_idx ON creator_fee_accruals (market_address);
-CREATE INDEX trades_taker_idx ON trades (taker, id DESC);
-CREATE INDEX trades_maker_idx ON trades (maker, id DESC);
 ALTER TABLE user_achievements ADD FOREIGN KEY (achievement_id) REFERENCES achievements (id);
 ALTER TABLE settled_trades ADD FOREIGN KEY (market_address) REFERENCES markets (address);
 ALTER TABLE creator_fee_claims ADD FOREIGN KEY (market_address) REFERENCES markets (address);
