@@ -1,0 +1,4 @@
+export * from './instructions';
+export * from './pda';
+export * from './build';
+export * from './wire';
