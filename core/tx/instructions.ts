@@ -108,3 +108,13 @@ export const INSTRUCTION_EVENTS = {
   claim_referral: ['ReferrerClaimed'],
   claim_creator_fees: ['CreatorFeesClaimed'],
 } as const satisfies Record<InstructionName, readonly EventKind[]>;
+
+/** The program's custom errors (the IDL's `errors`), by name. */
+export const PROGRAM_ERRORS = Object.fromEntries(
+  (IDL as unknown as { errors: { code: number; name: string; msg: string }[] }).errors.map((e) => [e.name, e]),
+) as Record<string, { code: number; name: string; msg: string }>;
+export const programError = (name: string): { code: number; name: string; msg: string } => {
+  const e = PROGRAM_ERRORS[name];
+  if (!e) throw new Error(`IDL has no error ${name}`);
+  return e;
+};

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { getProgramDerivedAddress, address } from '@solana/addresses';
+import { getProgramDerivedAddress, address, isOffCurveAddress } from '@solana/addresses';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import { COMPUTE_BUDGET_PROGRAM, EVENT_KINDS, IDL } from '../../core/events';
@@ -17,6 +17,7 @@ import {
   INSTRUCTION_EVENTS,
   INSTRUCTION_NAMES,
   instructionDef,
+  isOnCurve,
   resolveAccounts,
 } from '../../core/tx';
 import { signWireTransaction } from '../support/tx';
@@ -54,6 +55,14 @@ describe('program instructions in the IDL', () => {
 });
 
 describe('program-derived addresses', () => {
+  it('isOnCurve agrees with kit on random bytes and on real public keys', () => {
+    for (let i = 0; i < 300; i++) {
+      const b = randomBytes(32);
+      expect(isOnCurve(b)).toBe(!isOffCurveAddress(address(bs58.encode(b))));
+    }
+    for (let i = 0; i < 20; i++) expect(isOnCurve(key().publicKey)).toBe(true);
+  });
+
   it('derivePdaSync agrees with kit getProgramDerivedAddress (and derivePda) on random seeds', async () => {
     for (let i = 0; i < 40; i++) {
       const seeds = [Buffer.from('position'), randomBytes(32), randomBytes(32)];
