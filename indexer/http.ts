@@ -1,4 +1,6 @@
-import { INDEXER_STATUS_PATH, OPS_PATHS, WEBHOOK_PATH } from '../core/constants';
+import { INDEXER_STATUS_PATH, WEBHOOK_PATH } from '../core/constants';
+import { ERROR_STATUS, errorBody, type ErrorCode } from '../core/http/errors';
+import { opsRouter } from '../core/http/ops';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -14,6 +16,9 @@ import { webhookBodySchema, type TransactionSink } from './sources/webhook';
 
 export { WEBHOOK_PATH } from '../core/constants';
 export const WEBHOOK_BODY_LIMIT = '5mb';
+
+/** Every refusal in the documented error envelope (spec 7.2), as the API writes it. */
+const fail = (res: Response, code: ErrorCode, message: string) => res.status(ERROR_STATUS[code]).json(errorBody(code, message));
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 /** Constant-time comparison of the presented secret (raw, or as a Bearer token). */
@@ -58,23 +63,25 @@ export function createIndexerHttp(opts: {
     };
   }
 
-  app.get(OPS_PATHS.health, async (_req, res) => {
-    const body = buildHealth(await inputs());
-    res.status(body.status === 'unhealthy' ? 503 : 200).json({ ...body, role: indexer.status().role });
-  });
-  app.get(OPS_PATHS.ready, async (_req, res) => {
-    const i = await inputs();
-    const ready = i.dbConnected && i.indexerRunning;
-    res.status(ready ? 200 : 503).json({ ready, dbConnected: i.dbConnected, indexerRunning: i.indexerRunning });
-  });
+  app.use(
+    opsRouter({
+      health: async () => {
+        const body = buildHealth(await inputs());
+        return { status: body.status === 'unhealthy' ? 503 : 200, body: { ...body, role: indexer.status().role } };
+      },
+      ready: async () => {
+        const i = await inputs();
+        const ready = i.dbConnected && i.indexerRunning;
+        return { status: ready ? 200 : 503, body: { ready, dbConnected: i.dbConnected, indexerRunning: i.indexerRunning } };
+      },
+      registry: common.metrics.registry,
+    }),
+  );
   // The tenant's indexing as stored in PostgreSQL, whichever replica answers: the spec's status
   // data plus the writer's identity. The operator reads it into its MarketIndexer's status.
   app.get(INDEXER_STATUS_PATH, async (_req, res) => {
     const i = await indexerHealthInputs(db, startedAt);
     res.status(i.dbConnected ? 200 : 503).json({ ...statusBody(i, buildHealth(i)), writer: i.writer });
-  });
-  app.get(OPS_PATHS.metrics, async (_req, res) => {
-    res.type(common.metrics.registry.contentType).send(await common.metrics.registry.metrics());
   });
 
   const secret = common.config.webhookSecret;
@@ -82,15 +89,15 @@ export function createIndexerHttp(opts: {
     WEBHOOK_PATH,
     (req, res, next) => {
       // Authenticate before reading a large body.
-      if (!secret || !sink) return res.status(404).json({ error: 'Not found', code: 'NOT_FOUND' });
-      if (!secretMatches(req.get('authorization'), secret)) return res.status(401).json({ error: 'Invalid webhook secret', code: 'UNAUTHORIZED' });
+      if (!secret || !sink) return fail(res, 'NOT_FOUND', 'Not found');
+      if (!secretMatches(req.get('authorization'), secret)) return fail(res, 'UNAUTHORIZED', 'Invalid webhook secret');
       next();
     },
     express.json({ limit: WEBHOOK_BODY_LIMIT, strict: true }),
     (req, res) => {
       const { error, value } = webhookBodySchema.validate(req.body, { abortEarly: true });
       if (error) {
-        return res.status(400).json({ error: `Invalid webhook body: ${error.message}`, code: 'VALIDATION_ERROR' });
+        return fail(res, 'VALIDATION_ERROR', `Invalid webhook body: ${error.message}`);
       }
       const txs = value as RawTransaction[];
       sink!.offer(txs);
@@ -98,13 +105,13 @@ export function createIndexerHttp(opts: {
     },
   );
 
-  app.use((_req, res) => res.status(404).json({ error: 'Not found', code: 'NOT_FOUND' }));
+  app.use((_req, res) => fail(res, 'NOT_FOUND', 'Not found'));
   // Body-parser failures (bad JSON, too large) and anything unexpected: the documented shape only.
   app.use((err: { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === 'entity.too.large') return res.status(400).json({ error: `Body larger than ${WEBHOOK_BODY_LIMIT}`, code: 'LIMIT_EXCEEDED' });
-    if (err.type === 'entity.parse.failed') return res.status(400).json({ error: 'Body is not valid JSON', code: 'INVALID_REQUEST_BODY' });
+    if (err.type === 'entity.too.large') return fail(res, 'LIMIT_EXCEEDED', `Body larger than ${WEBHOOK_BODY_LIMIT}`);
+    if (err.type === 'entity.parse.failed') return fail(res, 'INVALID_REQUEST_BODY', 'Body is not valid JSON');
     common.logger.error({ err }, 'indexer http error');
-    res.status(500).json({ error: 'Internal error', code: 'INTERNAL_ERROR' });
+    fail(res, 'INTERNAL_ERROR', 'Internal error');
   });
   return http.createServer(app);
 }

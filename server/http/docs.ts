@@ -28,6 +28,9 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/docs/openapi.yaml', dom_id: '
 // only the folder is needed.
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 
+/** The paths `/docs` serves (all GET), for the 405 answers. */
+export const DOCS_ROUTES = ['/docs', '/docs/init.js', '/docs/openapi.yaml', '/docs/asyncapi.yaml', '/docs/assets/*file'].map((path) => ({ method: 'GET' as const, path }));
+
 /** `/docs`: interactive API documentation rendered by Swagger UI from `openapi.yaml`. */
 export function docsRouter(): Router {
   const r = express.Router();

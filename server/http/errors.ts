@@ -1,50 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../core/telemetry/logger';
+import { ApiError, errorBody } from '../../core/http/errors';
 
-/** The documented codes of spec 7.2, with their HTTP status. */
-export const ERROR_STATUS = {
-  VALIDATION_ERROR: 400,
-  INVALID_REQUEST_BODY: 400,
-  INVALID_PARAMETER: 400,
-  MISSING_REQUIRED_FIELD: 400,
-  LIMIT_EXCEEDED: 400,
-  UNAUTHORIZED: 401,
-  MISSING_AUTH_HEADERS: 401,
-  INVALID_SIGNATURE: 401,
-  MESSAGE_EXPIRED: 401,
-  NOT_FOUND: 404,
-  USER_NOT_FOUND: 404,
-  RESOURCE_NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  CONFLICT: 409,
-  RATE_LIMITED: 429,
-  GEO_BLOCKED: 451,
-  ATTESTATION_REQUIRED: 451,
-  INTERNAL_ERROR: 500,
-  DATABASE_ERROR: 500,
-  SERVICE_UNAVAILABLE: 503,
-  TIMEOUT: 504,
-} as const;
-export type ErrorCode = keyof typeof ERROR_STATUS;
-
-export interface ErrorDetail {
-  field: string;
-  message: string;
-}
-
-export class ApiError extends Error {
-  override name = 'ApiError';
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: ErrorDetail[],
-  ) {
-    super(message);
-  }
-  get status(): number {
-    return ERROR_STATUS[this.code];
-  }
-}
+export { ApiError, clip, ERROR_STATUS, MAX_ECHO, type ErrorCode, type ErrorDetail } from '../../core/http/errors';
 
 /** PostgreSQL is unreachable (as opposed to a query that failed): retrying later can work. */
 function isConnectionError(err: { code?: string; message?: string }): boolean {
@@ -54,16 +12,18 @@ function isConnectionError(err: { code?: string; message?: string }): boolean {
   );
 }
 
-/** The most of a client's input an error message echoes (decision D-79): the rest is cut. */
-export const MAX_ECHO = 64;
+/** How a presentation writes an error (the v1 envelope by default); `createApp` sets it per app. */
+export type ErrorWriter = (err: ApiError) => unknown;
+const v1ErrorBody: ErrorWriter = (err) => errorBody(err.code, err.message, err.details);
 
-/** `s` cut to `max` characters, marked with an ellipsis when cut. */
-export const clip = (s: string, max = MAX_ECHO): string => (s.length <= max ? s : `${s.slice(0, max)}…`);
+/** The app's error writer, so middleware that refuses a request (limits, timeout) needs no wiring. */
+export const setErrorWriter = (locals: Record<string, unknown>, write: ErrorWriter): void => {
+  locals.errorWriter = write;
+};
 
 export function sendError(res: Response, err: ApiError): void {
-  const body: { error: string; code: ErrorCode; details?: ErrorDetail[] } = { error: err.message, code: err.code };
-  if (err.details?.length) body.details = err.details;
-  res.status(err.status).json(body);
+  const write = (res.app?.locals.errorWriter as ErrorWriter | undefined) ?? v1ErrorBody;
+  res.status(err.status).json(write(err));
 }
 
 /** The handler timeout's error; also a statement PostgreSQL cancelled at the same limit. */

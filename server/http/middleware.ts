@@ -29,11 +29,11 @@ export function requestId() {
 
 /**
  * Spec 4.1: root-level aliases and the legacy `/api/` prefix are served by rewriting them to
- * their canonical `/api/v1/...` path, with the deprecation headers.
+ * their canonical path under the API prefix (`/api/v1/...`), with the deprecation headers.
  */
 const ROOT_ALIASES = [/^\/v2\//, /^\/tx\//, /^\/admin\//, /^\/config$/, /^\/trades$/, /^\/orderbook\/top$/, /^\/status$/, /^\/orders$/];
 
-export function deprecatedAliases() {
+export function deprecatedAliases(prefix: string) {
   return (req: Request, res: Response, next: NextFunction) => {
     const q = req.url.indexOf('?');
     const path = q < 0 ? req.url : req.url.slice(0, q);
@@ -41,13 +41,13 @@ export function deprecatedAliases() {
     let canonical: string | undefined;
     if (ROOT_ALIASES.some((r) => r.test(path))) {
       // `/orders` is an alias only for the public `?tx=` lookup.
-      if (path !== '/orders' || new URLSearchParams(query).has('tx')) canonical = `/api/v1${path}`;
+      if (path !== '/orders' || new URLSearchParams(query).has('tx')) canonical = `${prefix}${path}`;
       if (canonical) {
         res.setHeader('Link', `<${canonical}>; rel=canonical`);
         res.setHeader('X-Service-Canonical-Path', canonical);
       }
-    } else if (path.startsWith('/api/') && !path.startsWith('/api/v1/') && path !== '/api/v1') {
-      canonical = `/api/v1${path.slice(4)}`;
+    } else if (path.startsWith('/api/') && !path.startsWith(`${prefix}/`) && path !== prefix) {
+      canonical = `${prefix}${path.slice(4)}`;
     }
     if (canonical) {
       res.setHeader('Deprecation', 'true');

@@ -1,5 +1,6 @@
 import { createPayload, iso } from '../../core/db/table';
 import * as tables from '../../core/db/tables';
+import { currentYesPrice, isYesSide, ORDER_STATUSES, OUTCOME_LABELS, sideLabel, type Outcome, type Side } from '../../core/domain';
 
 /**
  * Row → API payload conversions. How each column is written (amounts as decimal strings,
@@ -50,3 +51,83 @@ export const feeConfigRow = createPayload(
 );
 
 export const level = (r: Row) => ({ price: Number(r.price_bps), quantity: String(r.quantity), orders: Number(r.orders) });
+
+export function order(r: Row) {
+  const sideCode = Number(r.side_code) as Side;
+  return {
+    id: Number(r.id),
+    orderId: String(r.order_id),
+    marketAddress: r.market_address as string,
+    marketId: String(r.market_id),
+    settlementMint: r.settlement_mint as string,
+    owner: r.owner as string,
+    side: isYesSide(sideCode) ? 'yes' : 'no',
+    sideCode,
+    sideLabel: sideLabel(sideCode),
+    isYes: isYesSide(sideCode),
+    priceBps: Number(r.price_bps),
+    quantity: String(r.quantity),
+    filledQuantity: String(r.filled_quantity),
+    status: ORDER_STATUSES[Number(r.status_code)],
+    statusCode: Number(r.status_code),
+    orderType: Number(r.order_type),
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  };
+}
+
+const orNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export function position(r: Row) {
+  return {
+    id: Number(r.id),
+    address: r.address as string,
+    marketAddress: r.market_address as string,
+    owner: r.owner as string,
+    market: { oracleFeed: (r.oracle_feed as string | null) ?? null, state: Number(r.state), outcome: orNull(r.outcome) },
+    yesShares: String(r.yes_shares),
+    noShares: String(r.no_shares),
+    collateralDeposited: String(r.collateral_deposited),
+    totalBought: String(r.total_bought),
+    totalSold: String(r.total_sold),
+    settled: r.settled as boolean,
+    payout: String(r.payout),
+    currentYesPrice: currentYesPrice(orNull(r.best_bid), orNull(r.best_ask), orNull(r.last_price)),
+  };
+}
+
+export const creatorFeeClaim = (c: Row) => ({
+  marketAddress: c.market_address as string,
+  creatorTokenAccount: c.creator_token_account as string,
+  caller: c.caller as string,
+  amount: String(c.amount),
+  slot: Number(c.slot),
+  signature: c.tx_signature as string,
+  claimedAt: iso(c.claimed_at),
+});
+
+export const achievement = (r: Row) => ({
+  id: Number(r.id),
+  code: r.code as string,
+  name: r.name as string,
+  description: r.description as string,
+  category: r.category as string,
+  iconUrl: (r.icon_url as string | null) ?? null,
+  threshold: Number(r.threshold),
+  createdAt: iso(r.created_at),
+});
+
+export const settledTrade = (t: Row) => ({
+  id: Number(t.id),
+  marketId: String(t.market_id),
+  side: t.side as string,
+  shares: String(t.shares),
+  cost: String(t.cost),
+  payout: String(t.payout),
+  pnl: String(t.pnl),
+  outcome: t.is_win ? 'win' : 'loss',
+  marketOutcome: OUTCOME_LABELS[Number(t.market_outcome) as Outcome],
+  settledAt: iso(t.settled_at),
+  tStart: iso(t.t_start),
+  tEnd: iso(t.t_end),
+});

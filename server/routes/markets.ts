@@ -1,61 +1,29 @@
-import { Router } from 'express';
 import Joi from 'joi';
 import type { Db } from '../../core/db';
-import { MarketState } from '../../core/domain';
 import { ApiError } from '../http/errors';
-import { base58Address, limit, NO_PARAMS, offset, parse } from '../http/validate';
-import { sendCached as send, type HotCache } from '../read/hot-cache';
-import { liveProgramConfig } from '../read/queries';
-import { currentMarket, iso, level, marketListItem } from '../read/serialize';
-import type { Guards } from './guards';
+import { base58Address, limit, NO_PARAMS, offset } from '../http/validate';
+import { sendCached } from '../read/hot-cache';
+import { liveProgramConfig } from '../read/queries/config';
+import { bookLevels, creatorFeeClaims, currentMarket as currentMarketRow, marketByKey, marketsPage } from '../read/queries/markets';
+import type { DbRow } from '../read/queries/rows';
+import { creatorFeeClaim, currentMarket, iso, level, marketListItem } from '../read/serialize';
+import { route, type RouteDef, type RouteDeps } from './table';
 
-type Row = Record<string, unknown>;
 const DEPTH = 10;
 
-const marketIdParam = Joi.object({ id: Joi.alternatives().try(Joi.string().pattern(/^\d{1,20}$/, 'epoch id'), base58Address).required() });
-
 /** `:marketId` is a base58 address or a numeric epoch id (decision D-6). */
-export async function findMarket(db: Db, marketId: unknown): Promise<Row> {
-  const { id } = parse(marketIdParam, { id: marketId }, 'path');
-  const row = /^\d+$/.test(id)
-    ? await db.oneOrNone<Row>('SELECT * FROM markets WHERE market_id = $1 ORDER BY id LIMIT 1', [id])
-    : await db.oneOrNone<Row>('SELECT * FROM markets WHERE address = $1', [id]);
+export const marketIdParam = Joi.object({ marketId: Joi.alternatives().try(Joi.string().pattern(/^\d{1,20}$/, 'epoch id'), base58Address).required() });
+
+export async function findMarket(db: Db, marketId: string): Promise<DbRow> {
+  const row = await marketByKey(db, marketId);
   if (!row) throw new ApiError('NOT_FOUND', 'Market not found');
   return row;
 }
 
-async function listPayload(db: Db, q: { state?: number; limit: number; offset: number }) {
-  const where = q.state === undefined ? '' : 'WHERE state = $3';
-  // Deferred join: the offset is skipped on the narrow index alone, then only `limit` rows are read.
-  const [rows, count] = await Promise.all([
-    db.any<Row>(
-      `SELECT m.* FROM markets m JOIN (SELECT id FROM markets ${where} ORDER BY market_id DESC, id DESC LIMIT $1 OFFSET $2) page USING (id)
-        ORDER BY m.market_id DESC, m.id DESC`,
-      [q.limit, q.offset, q.state],
-    ),
-    db.one<{ n: number }>(`SELECT COALESCE(sum(n), 0)::int AS n FROM market_counts ${where.replace('$3', '$1')}`, [q.state]),
-  ]);
-  return { status: 200, json: { data: { markets: rows.map(marketListItem), total: count.n, limit: q.limit, offset: q.offset } } };
-}
-
-async function currentPayload(db: Db) {
-  const trading = await db.oneOrNone<Row>('SELECT * FROM markets WHERE state = $1 ORDER BY t_start DESC, id LIMIT 1', [MarketState.Trading]);
-  const upcoming = trading
-    ? null
-    : await db.oneOrNone<Row>('SELECT * FROM markets WHERE state IN ($1, $2) ORDER BY t_start, id LIMIT 1', [MarketState.Pending, MarketState.Created]);
-  const row = trading ?? upcoming;
-  if (!row) throw new ApiError('NOT_FOUND', 'No current or upcoming market');
-  return { status: 200, json: { data: { market: currentMarket(row), status: trading ? 'trading' : 'upcoming' } } };
-}
-
-async function detailPayload(db: Db, marketId: unknown) {
+async function detailPayload(db: Db, marketId: string) {
   const m = await findMarket(db, marketId);
-  const [bids, asks, live] = await Promise.all([
-    db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 0 ORDER BY price_bps DESC LIMIT $2', [m.address, DEPTH]),
-    db.any<Row>('SELECT * FROM orderbook_levels WHERE market_address = $1 AND book_side = 1 ORDER BY price_bps ASC LIMIT $2', [m.address, DEPTH]),
-    liveProgramConfig(db),
-  ]);
-  const orderbook = { bids: bids.map(level), asks: asks.map(level) };
+  const [book, live] = await Promise.all([bookLevels(db, m.address as string, DEPTH), liveProgramConfig(db)]);
+  const orderbook = { bids: book.bids.map(level), asks: book.asks.map(level) };
   const market = {
     ...marketListItem(m),
     settlementMint: m.settlement_mint as string,
@@ -70,48 +38,58 @@ async function detailPayload(db: Db, marketId: unknown) {
   return { status: 200, json: { data: { market, orderbook } } };
 }
 
-export function marketsRouter(db: Db, chainId: string, g: Guards, hot: HotCache): Router {
-  const r = Router();
-  const read = g.ip('public_read');
-  // Built once per router, not per request (it names this deployment's chain).
-  const listQuery = Joi.object({
-    state: Joi.number().integer().min(0).max(5),
-    limit: limit(50, 100),
-    offset: offset(1_000_000),
-    chain: Joi.string().valid(chainId),
-  });
-
-  r.get('/markets', read, async (req, res) => {
-    const q = parse(listQuery, req.query, 'query');
-    send(res, await hot.get(`list:${q.state ?? ''}:${q.limit}:${q.offset}`, () => listPayload(db, q)));
-  });
-
-  r.get('/markets/current', read, async (req, res) => {
-    parse(NO_PARAMS, req.query, 'query');
-    send(res, await hot.get('current', () => currentPayload(db)));
-  });
-
-  r.get('/markets/:marketId', read, async (req, res) => {
-    parse(NO_PARAMS, req.query, 'query');
-    send(res, await hot.get(`detail:${String(req.params.marketId)}`, () => detailPayload(db, req.params.marketId)));
-  });
-
-  r.get('/markets/:marketId/creator-fee-claims', read, async (req, res) => {
-    parse(NO_PARAMS, req.query, 'query');
-    const m = await findMarket(db, req.params.marketId);
-    const rows = await db.any<Row>('SELECT * FROM creator_fee_claims WHERE market_address = $1 ORDER BY id DESC', [m.address]);
-    res.json({
-      data: rows.map((c) => ({
-        marketAddress: c.market_address,
-        creatorTokenAccount: c.creator_token_account,
-        caller: c.caller,
-        amount: String(c.amount),
-        slot: Number(c.slot),
-        signature: c.tx_signature,
-        claimedAt: iso(c.claimed_at),
-      })),
-    });
-  });
-
-  return r;
+/** `/markets`: the list, the current market, one market with its book, its creator-fee claims. */
+export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
+  const read = { by: 'ip', tier: 'public_read' } as const;
+  return [
+    route({
+      method: 'GET',
+      path: '/markets',
+      access: read,
+      // Built once per app, not per request: it names this deployment's chain.
+      query: Joi.object({ state: Joi.number().integer().min(0).max(5), limit: limit(50, 100), offset: offset(1_000_000), chain: Joi.string().valid(chainId) }),
+      handler: async (_req, res, { query: q }) => {
+        const c = await hot.get(`list:${q.state ?? ''}:${q.limit}:${q.offset}`, async () => {
+          const page = await marketsPage(db, q);
+          return { status: 200, json: { data: { markets: page.rows.map(marketListItem), total: page.total, limit: q.limit, offset: q.offset } } };
+        });
+        sendCached(res, c);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/markets/current',
+      access: read,
+      query: NO_PARAMS,
+      handler: async (_req, res) => {
+        const c = await hot.get('current', async () => {
+          const found = await currentMarketRow(db);
+          if (!found) throw new ApiError('NOT_FOUND', 'No current or upcoming market');
+          return { status: 200, json: { data: { market: currentMarket(found.row), status: found.trading ? 'trading' : 'upcoming' } } };
+        });
+        sendCached(res, c);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/markets/:marketId',
+      access: read,
+      params: marketIdParam,
+      query: NO_PARAMS,
+      handler: async (_req, res, { params }) => {
+        sendCached(res, await hot.get(`detail:${params.marketId}`, () => detailPayload(db, params.marketId)));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/markets/:marketId/creator-fee-claims',
+      access: read,
+      params: marketIdParam,
+      query: NO_PARAMS,
+      handler: async (_req, res, { params }) => {
+        const m = await findMarket(db, params.marketId);
+        res.json({ data: (await creatorFeeClaims(db, m.address as string)).map(creatorFeeClaim) });
+      },
+    }),
+  ];
 }

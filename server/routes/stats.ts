@@ -1,15 +1,17 @@
-import { Router } from 'express';
 import Joi from 'joi';
-import type { Db } from '../../core/db';
-import { OUTCOME_LABELS, type Outcome } from '../../core/domain';
+import { MARKET_STATE_NAMES } from '../../core/domain';
 import { ApiError } from '../http/errors';
-import { base58Address, NO_PARAMS, parse } from '../http/validate';
-import { iso } from '../read/serialize';
-import type { Guards } from './guards';
+import { base58Address, NO_PARAMS } from '../http/validate';
+import type { Db } from '../../core/db';
+import type { DbRow } from '../read/queries/rows';
+import { cumulativeDailyPnl, newestSettledTrades, platformTotals, settledTradesPage, storedUserStats } from '../read/queries/stats';
+import { settledTrade } from '../read/serialize';
+import { route, type RouteDef, type RouteDeps } from './table';
 
-type Row = Record<string, unknown>;
-export const COMPUTED_STATS_CAP = 10_000;
+type Row = DbRow;
 const TOKEN_UNIT = 1_000_000;
+
+export const COMPUTED_STATS_CAP = 10_000;
 
 export interface PersonalStats {
   totalTrades: number;
@@ -82,25 +84,9 @@ export function computeStats(rows: Row[]): PersonalStats {
 
 /** Cumulative P&L per UTC day over the last `days` days, in token units (decision D-15). */
 async function pnlHistory(db: Db, wallet: string, days: number) {
-  const rows = await db.any<{ day: string; cumulative: string }>(
-    `WITH span AS (SELECT generate_series(current_date - ($2::int - 1), current_date, interval '1 day')::date AS day),
-          before AS (SELECT COALESCE(sum(pnl), 0) AS v FROM daily_pnl WHERE wallet = $1 AND day < current_date - ($2::int - 1))
-     SELECT to_char(s.day, 'YYYY-MM-DD') AS day,
-            ((SELECT v FROM before) + COALESCE(sum(d.pnl) OVER (ORDER BY s.day), 0))::text AS cumulative
-       FROM span s LEFT JOIN daily_pnl d ON d.wallet = $1 AND d.day = s.day ORDER BY s.day`,
-    [wallet, days],
-  );
+  const rows = await cumulativeDailyPnl(db, wallet, days);
   return rows.map((r) => ({ date: `${r.day}T00:00:00.000Z`, value: Number(r.cumulative) / TOKEN_UNIT }));
 }
-
-const daysSchema = Joi.object({ days: Joi.number().integer().min(1).max(365).default(30) });
-const walletParam = Joi.object({ wallet: base58Address.required() });
-const tradesQuery = Joi.object({
-  limit: Joi.number().integer().min(1).max(1000).default(20),
-  cursor: Joi.string().max(200),
-  offset: Joi.number().integer().min(0).max(1_000_000),
-  outcome: Joi.string().valid('win', 'loss'),
-});
 
 /** Opaque keyset cursor over (settled_at, id), newest first. */
 const encodeCursor = (settledAt: Date, id: number) => Buffer.from(`${settledAt.toISOString()}|${id}`).toString('base64url');
@@ -112,82 +98,99 @@ function decodeCursor(c: string): { at: string; id: number } {
   return { at, id: Number(id) };
 }
 
-export function statsRouter(db: Db, g: Guards): Router {
-  const r = Router();
-  const authed = g.wallet('authenticated');
+const daysQuery = Joi.object<{ days: number }>({ days: Joi.number().integer().min(1).max(365).default(30) });
+const walletParam = Joi.object<{ wallet: string }>({ wallet: base58Address.required() });
+const tradesQuery = Joi.object<{ limit: number; cursor?: string; offset?: number; outcome?: 'win' | 'loss' }>({
+  limit: Joi.number().integer().min(1).max(1000).default(20),
+  cursor: Joi.string().max(200),
+  offset: Joi.number().integer().min(0).max(1_000_000),
+  outcome: Joi.string().valid('win', 'loss'),
+});
 
-  r.get('/stats', authed, async (req, res) => {
-    parse(NO_PARAMS, req.query, 'query');
-    const stored = await db.oneOrNone<Row>('SELECT * FROM user_stats WHERE wallet = $1', [req.wallet]);
-    if (stored) return void res.json({ data: fromStored(stored) });
-    const rows = await db.any<Row>(
-      'SELECT pnl, shares, is_win FROM settled_trades WHERE wallet = $1 ORDER BY settled_at DESC, id DESC LIMIT $2',
-      [req.wallet, COMPUTED_STATS_CAP],
-    );
-    res.json({ data: computeStats(rows) });
-  });
-
-  r.get('/stats/history', authed, async (req, res) => {
-    const q = parse(daysSchema, req.query, 'query');
-    res.json({ data: { history: await pnlHistory(db, req.wallet!, q.days) } });
-  });
-
-  r.get('/stats/user/:wallet/pnl-history', g.ip('public'), async (req, res) => {
-    const { wallet } = parse(walletParam, req.params, 'path');
-    const q = parse(daysSchema, req.query, 'query');
-    res.json({ data: { history: await pnlHistory(db, wallet, q.days) } });
-  });
-
-  r.get('/stats/trades', authed, async (req, res) => {
-    if (req.query.cursor !== undefined && req.query.offset !== undefined) {
-      throw new ApiError('INVALID_PARAMETER', 'cursor and offset cannot be combined', [
-        { field: 'query.cursor', message: 'cursor cannot be combined with offset' },
-      ]);
-    }
-    const q = parse(tradesQuery, req.query, 'query');
-    const params: unknown[] = [req.wallet, q.limit + 1];
-    const where = ['wallet = $1'];
-    if (q.outcome) {
-      params.push(q.outcome === 'win');
-      where.push(`is_win = $${params.length}`);
-    }
-    const countWhere = where.join(' AND ');
-    if (q.cursor) {
-      const c = decodeCursor(q.cursor);
-      params.push(c.at, c.id);
-      where.push(`(settled_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`);
-    }
-    const off = q.cursor ? 0 : (q.offset ?? 0);
-    const [rows, count] = await Promise.all([
-      db.any<Row>(`SELECT * FROM settled_trades WHERE ${where.join(' AND ')} ORDER BY settled_at DESC, id DESC LIMIT $2 OFFSET ${off}`, params),
-      // The count uses $1 (and $3 for outcome) of the same values: pg-promise ignores the rest.
-      db.one<{ n: number }>(`SELECT count(*)::int AS n FROM settled_trades WHERE ${countWhere}`, params.slice(0, q.outcome ? 3 : 1)),
-    ]);
-    const hasMore = rows.length > q.limit;
-    const page = rows.slice(0, q.limit);
-    const last = page[page.length - 1];
-    res.json({
-      data: {
-        trades: page.map((t) => ({
-          id: Number(t.id),
-          marketId: String(t.market_id),
-          side: t.side as string,
-          shares: String(t.shares),
-          cost: String(t.cost),
-          payout: String(t.payout),
-          pnl: String(t.pnl),
-          outcome: t.is_win ? 'win' : 'loss',
-          marketOutcome: OUTCOME_LABELS[Number(t.market_outcome) as Outcome],
-          settledAt: iso(t.settled_at),
-          tStart: iso(t.t_start),
-          tEnd: iso(t.t_end),
-        })),
-        total: count.n,
-        hasMore,
-        nextCursor: hasMore && last ? encodeCursor(last.settled_at as Date, Number(last.id)) : null,
+/** `/stats`: a wallet's own trading statistics and history, a public P&L history, and the platform's totals. */
+export function statsRoutes({ db }: RouteDeps): RouteDef[] {
+  const authed = { by: 'wallet', tier: 'authenticated' } as const;
+  return [
+    route({
+      method: 'GET',
+      path: '/stats',
+      access: authed,
+      query: NO_PARAMS,
+      handler: async (req, res) => {
+        const stored = await storedUserStats(db, req.wallet!);
+        res.json({ data: stored ? fromStored(stored) : computeStats(await newestSettledTrades(db, req.wallet!, COMPUTED_STATS_CAP)) });
       },
-    });
-  });
-
-  return r;
+    }),
+    route({
+      method: 'GET',
+      path: '/stats/history',
+      access: authed,
+      query: daysQuery,
+      handler: async (req, res, { query: q }) => {
+        res.json({ data: { history: await pnlHistory(db, req.wallet!, q.days) } });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/stats/user/:wallet/pnl-history',
+      access: { by: 'ip', tier: 'public' },
+      params: walletParam,
+      query: daysQuery,
+      handler: async (_req, res, { params, query: q }) => {
+        res.json({ data: { history: await pnlHistory(db, params.wallet, q.days) } });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/stats/trades',
+      access: authed,
+      query: tradesQuery,
+      handler: async (req, res, { query: q }) => {
+        if (q.cursor !== undefined && q.offset !== undefined) {
+          throw new ApiError('INVALID_PARAMETER', 'cursor and offset cannot be combined', [{ field: 'query.cursor', message: 'cursor cannot be combined with offset' }]);
+        }
+        const page = await settledTradesPage(db, {
+          wallet: req.wallet!,
+          limit: q.limit,
+          isWin: q.outcome === undefined ? undefined : q.outcome === 'win',
+          after: q.cursor ? decodeCursor(q.cursor) : undefined,
+          offset: q.offset ?? 0,
+        });
+        const hasMore = page.rows.length > q.limit;
+        const rows = page.rows.slice(0, q.limit);
+        const last = rows[rows.length - 1];
+        res.json({
+          data: {
+            trades: rows.map(settledTrade),
+            total: page.total,
+            hasMore,
+            nextCursor: hasMore && last ? encodeCursor(last.settled_at as Date, Number(last.id)) : null,
+          },
+        });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/stats/platform',
+      access: { by: 'ip', tier: 'public_read' },
+      query: NO_PARAMS,
+      handler: async (_req, res) => {
+        // Maintained by the indexer in its batch transactions: no scan of markets or trades here.
+        const { states, totals } = await platformTotals(db);
+        const byState = Object.fromEntries(MARKET_STATE_NAMES.map((name, code) => [name, states.find((s) => s.state === code)?.n ?? 0]));
+        res.json({
+          data: {
+            markets: { total: states.reduce((a, s) => a + s.n, 0), byState },
+            totalVolume: totals.volume,
+            totalTrades: Number(totals.trades),
+            totalPositions: Number(totals.positions),
+            uniqueTraders: totals.traders,
+            restingOrders: totals.resting,
+            protocolFees: totals.protocol_fees,
+            creatorFees: totals.creator_fees,
+          },
+        });
+      },
+    }),
+  ];
 }

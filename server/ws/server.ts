@@ -2,6 +2,8 @@ import { WS_PATH } from '../../core/constants';
 import { WS_LIMIT_GAUGES, WS_LIMITS, type WsLimitKey } from '../../core/limits';
 import { collectOnScrape } from '../../core/telemetry/metrics';
 import type http from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import { ERROR_STATUS, errorBody, type ErrorCode } from '../../core/http/errors';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import proxyaddr from 'proxy-addr';
@@ -81,10 +83,11 @@ export interface WsServer {
 }
 
 /** The HTTP answer to a refused upgrade: the REST error envelope (decision D-50). */
-function refuse(socket: Duplex, status: number, reason: string, body: { error: string; code: string }, extra: string[] = []): void {
-  const json = JSON.stringify(body);
+function refuse(socket: Duplex, code: ErrorCode, message: string, extra: string[] = []): void {
+  const status = ERROR_STATUS[code];
+  const json = JSON.stringify(errorBody(code, message));
   socket.end(
-    [`HTTP/1.1 ${status} ${reason}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(json)}`, 'Connection: close', ...extra, '', json].join('\r\n'),
+    [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(json)}`, 'Connection: close', ...extra, '', json].join('\r\n'),
   );
 }
 
@@ -204,17 +207,17 @@ export function attachWebSocketServer(opts: {
     socket.on('error', () => socket.destroy());
     const path = (req.url ?? '').split('?')[0];
     if (path !== WS_PATH) {
-      refuse(socket, 404, 'Not Found', { error: 'Route not found', code: 'NOT_FOUND' });
+      refuse(socket, 'NOT_FOUND', 'Route not found');
       return;
     }
     if (!accepting) {
       refused('shutting_down');
-      refuse(socket, 503, 'Service Unavailable', { error: 'Server is shutting down', code: 'SERVICE_UNAVAILABLE' });
+      refuse(socket, 'SERVICE_UNAVAILABLE', 'Server is shutting down');
       return;
     }
     if (clients.size + upgrading >= options.maxClients) {
       refused('max_clients');
-      refuse(socket, 503, 'Service Unavailable', { error: 'WebSocket server is at capacity', code: 'SERVICE_UNAVAILABLE' }, ['Retry-After: 1']);
+      refuse(socket, 'SERVICE_UNAVAILABLE', 'WebSocket server is at capacity', ['Retry-After: 1']);
       return;
     }
     const ip = proxyaddr(req, opts.trust);
@@ -227,7 +230,7 @@ export function attachWebSocketServer(opts: {
     }
     if (!lease) {
       refused('per_ip');
-      refuse(socket, 429, 'Too Many Requests', { error: 'Too many WebSocket connections from this address', code: 'RATE_LIMITED' }, ['Retry-After: 10']);
+      refuse(socket, 'RATE_LIMITED', 'Too many WebSocket connections from this address', ['Retry-After: 10']);
       return;
     }
     if (socket.destroyed || !accepting) {

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { createDatabase, type Database } from '../../core/db';
 import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../../core/db/migrate';
-import { RESTING_ORDERS_COUNT } from '../../server/read/queries';
+import { RESTING_ORDERS_COUNT } from '../../server/read/queries/orders';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 
 const migrationNames = readdirSync(MIGRATIONS_DIR)

@@ -1,0 +1,128 @@
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type Joi from 'joi';
+import { match } from 'path-to-regexp';
+import type { Db } from '../../core/db';
+import type { Tier } from '../../core/limits';
+import type { Metrics } from '../../core/telemetry/metrics';
+import type { ErrorWriter } from '../http/errors';
+import type { HotCache } from '../read/hot-cache';
+import { parse } from '../http/validate';
+import type { Guards } from './guards';
+
+export type Method = 'GET' | 'POST' | 'DELETE';
+
+/**
+ * Who may call a route and which rate-limit tier it spends: `ip`, public and limited per
+ * client address; `wallet`, signed by a wallet (spec 5) and then limited per wallet (D-43).
+ */
+export interface Access {
+  by: 'ip' | 'wallet';
+  tier: Tier;
+}
+
+/** What a handler receives besides the request: its query and path parameters, validated. */
+export interface RouteInput<Q, P> {
+  query: Q;
+  params: P;
+}
+
+/**
+ * One served operation: the route table is a list of these, and it is the only place a route
+ * is declared. It mounts the routes, answers 405 for a known path with another method, and is
+ * what the OpenAPI document is checked against.
+ */
+export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string>> {
+  method: Method;
+  /** Relative to the presentation's prefix, in Express syntax (`/markets/:marketId`). */
+  path: string;
+  access: Access;
+  /**
+   * Another access for some requests of the same operation: `/orders?tx=` is the public trades
+   * lookup while `/orders` is the caller's own orders (spec 4.1).
+   */
+  alternative?: { when: (req: Request) => boolean; access: Access };
+  /**
+   * The query rules (unknown parameters are refused), or `custom` where the handler picks its
+   * rules from the request (documented beside the route).
+   */
+  query: Joi.ObjectSchema<Q> | 'custom';
+  /** The path parameter rules, for paths with parameters. */
+  params?: Joi.ObjectSchema<P>;
+  handler: (req: Request, res: Response, input: RouteInput<Q, P>) => Promise<void>;
+}
+
+/** Declares a route with its parameter types inferred from its schemas. */
+export const route = <Q, P = Record<string, string>>(def: RouteDef<Q, P>): RouteDef => def as unknown as RouteDef;
+
+function guard(g: Guards, a: Access): RequestHandler {
+  return a.by === 'ip' ? g.ip(a.tier) : g.wallet(a.tier);
+}
+
+/**
+ * One router holding every route in table order. The access check (rate limit, signature) runs
+ * before validation, so a refused parameter still costs its request (spec 8).
+ */
+export function mountRoutes(routes: readonly RouteDef[], g: Guards): Router {
+  const router = Router();
+  for (const r of routes) {
+    const primary = guard(g, r.access);
+    const alt = r.alternative;
+    const access: RequestHandler = alt ? ((altGuard) => (req, res, next) => (alt.when(req) ? altGuard : primary)(req, res, next))(guard(g, alt.access)) : primary;
+    const handle: RequestHandler = async (req, res) => {
+      const params = r.params ? parse(r.params, req.params, 'path') : (req.params as Record<string, string>);
+      const query = r.query === 'custom' ? req.query : parse(r.query, req.query, 'query');
+      await r.handler(req, res, { query, params });
+    };
+    switch (r.method) {
+      case 'GET':
+        router.get(r.path, access, handle);
+        break;
+      case 'POST':
+        router.post(r.path, access, handle);
+        break;
+      case 'DELETE':
+        router.delete(r.path, access, handle);
+        break;
+      default: {
+        const never: never = r.method;
+        throw new Error(`unsupported method ${String(never)}`);
+      }
+    }
+  }
+  return router;
+}
+
+/**
+ * The methods served on a path, from the route table (not from Express's internals), for the
+ * 405 answer's `Allow` header. HEAD is allowed wherever GET is, as Express serves it.
+ */
+export function createAllowedMethods(known: readonly { method: Method; path: string }[]): (path: string) => string[] {
+  const matchers = known.map((k) => ({ method: k.method, matches: match(k.path, { decode: decodeURIComponent }) }));
+  return (path) => {
+    const methods = [...new Set(matchers.filter((m) => m.matches(path) !== false).map((m) => m.method as string))];
+    return methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+  };
+}
+
+/** What the routes read from: the tenant's database and its chain, and the hot-read cache. */
+export interface RouteDeps {
+  db: Db;
+  chainId: string;
+  programId: string;
+  hot: HotCache;
+  metrics: Metrics;
+  startedAt: number;
+}
+
+/**
+ * One shape of the API: where it is served, its routes, and how it writes errors. The REST app
+ * takes one, so a second shape of the same service (the spec's appendix variant) reuses the
+ * app's middleware, limits and queries and differs only here.
+ */
+export interface Presentation {
+  /** The versioned prefix every route is served under (`/api/v1`). */
+  prefix: string;
+  routes(deps: RouteDeps): RouteDef[];
+  /** The error envelope. */
+  errorBody: ErrorWriter;
+}
