@@ -7,6 +7,7 @@ import type { Bus } from '../core/redis/bus';
 import type { NonceStore } from '../core/redis/nonce-store';
 import { serverSpans } from '../core/telemetry/http-span';
 import { STORES } from '../core/telemetry/metrics';
+import type { ChainAccess } from '../core/tx';
 import type { SignatureVerifier } from './auth/verify';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
@@ -40,6 +41,8 @@ export function createApp(opts: {
   docs?: boolean;
   /** The Ed25519 check of wallet-signed routes (node:crypto by default); tests count its calls. */
   verifySignature?: SignatureVerifier;
+  /** The tenant's chain (recent blockhashes for `/tx/*`); without it they answer 503. */
+  chain?: ChainAccess;
 }): express.Express {
   const { common, db } = opts;
   const { config, logger, metrics } = common;
@@ -63,7 +66,7 @@ export function createApp(opts: {
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature });
-  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt });
+  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt, chain: opts.chain });
   app.use(presentation.prefix, mountRoutes(routes, guards));
 
   // Operational endpoints: root only, unversioned, not rate limited: answered from memory

@@ -193,6 +193,16 @@ export class MarketSimulator {
     return { slot: this.slotNo, blockhash: this.blockhashOf(this.slotNo), lastValidBlockHeight: this.slotNo + BLOCKHASH_VALID_SLOTS };
   }
 
+  /** The simulated chain as the API's /tx builders reach it in single-process mode. */
+  chainAccess(): { recentBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: bigint; slot: number }> } {
+    return {
+      recentBlockhash: async () => {
+        const r = this.latestBlockhash();
+        return { blockhash: r.blockhash, lastValidBlockHeight: BigInt(r.lastValidBlockHeight), slot: r.slot };
+      },
+    };
+  }
+
   private isRecentBlockhash(h: string): boolean {
     for (let s = this.slotNo; s >= Math.max(0, this.slotNo - BLOCKHASH_VALID_SLOTS); s--) if (this.blockhashOf(s) === h) return true;
     return false;
@@ -858,8 +868,8 @@ export class MarketSimulator {
   }
 
   /** What a client reads off the chain to build a transaction for a market. */
-  marketAccounts(): { address: string; marketId: bigint; state: MarketState; mint: string; creator: string }[] {
-    return [...this.markets.values()].map((m) => ({ address: m.address, marketId: m.marketId, state: m.state, mint: m.mint, creator: m.creator }));
+  marketAccounts(): { address: string; marketId: bigint; state: MarketState; mint: string; creator: string; tEnd: number }[] {
+    return [...this.markets.values()].map((m) => ({ address: m.address, marketId: m.marketId, state: m.state, mint: m.mint, creator: m.creator, tEnd: m.tEnd }));
   }
 
   get tickSizeBps(): number {

@@ -197,9 +197,9 @@ export const SETTINGS = {
   // RPC endpoints usually carry the provider's API key in their path or query: secrets.
   RPC_URL: uri(['http', 'https'], {
     default: 'http://127.0.0.1:8899',
-    readBy: ['indexer'],
+    readBy: BOTH,
     secret: true,
-    description: 'Solana JSON-RPC endpoint',
+    description: 'Solana JSON-RPC endpoint: the indexer reads the program\'s transactions, the API reads recent blockhashes for `/tx/*`',
   }),
   RPC_WS_URL: uri(['ws', 'wss'], {
     defaultText: '`RPC_URL` with the `ws` scheme',

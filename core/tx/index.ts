@@ -2,3 +2,4 @@ export * from './instructions';
 export * from './pda';
 export * from './build';
 export * from './wire';
+export * from './chain';

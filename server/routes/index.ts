@@ -15,6 +15,7 @@ import { statsRoutes } from './stats';
 import { statusRoutes } from './status';
 import type { Presentation, RouteDeps, RouteDef } from './table';
 import { tradesRoutes } from './trades';
+import { txRoutes } from './tx';
 import { walletRoutes } from './wallet';
 
 /** Every route of the spec's interface (v1), one resource per file. */
@@ -34,6 +35,7 @@ export const v1Routes = (deps: RouteDeps): RouteDef[] => [
   ...referralsRoutes(deps),
   ...creatorsRoutes(deps),
   ...statusRoutes(deps),
+  ...txRoutes(deps),
 ];
 
 /** The spec's interface: `/api/v1`, bodies as each route writes them, errors as `{ error, code, details? }`. */

@@ -1,12 +1,13 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type Joi from 'joi';
 import { match } from 'path-to-regexp';
 import type { Db } from '../../core/db';
+import type { ChainAccess } from '../../core/tx';
 import type { Tier } from '../../core/limits';
 import type { Metrics } from '../../core/telemetry/metrics';
 import type { ErrorWriter } from '../http/errors';
 import type { HotCache } from '../read/hot-cache';
-import { parse } from '../http/validate';
+import { parse, parseBody } from '../http/validate';
 import type { Guards } from './guards';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
@@ -21,9 +22,11 @@ export interface Access {
 }
 
 /** What a handler receives besides the request: its query and path parameters, validated. */
-export interface RouteInput<Q, P> {
+export interface RouteInput<Q, P, B = unknown> {
   query: Q;
   params: P;
+  /** The JSON body, validated by the route's `body` rules (POST routes that take one). */
+  body: B;
 }
 
 /**
@@ -48,7 +51,9 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
   query: Joi.ObjectSchema<Q> | 'custom';
   /** The path parameter rules, for paths with parameters. */
   params?: Joi.ObjectSchema<P>;
-  handler: (req: Request, res: Response, input: RouteInput<Q, P>) => Promise<void>;
+  /** The JSON body rules (400 VALIDATION_ERROR with `details`), for routes that take a body. */
+  body?: Joi.ObjectSchema;
+  handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 /** Declares a route with its parameter types inferred from its schemas. */
@@ -57,6 +62,9 @@ export const route = <Q, P = Record<string, string>>(def: RouteDef<Q, P>): Route
 function guard(g: Guards, a: Access): RequestHandler {
   return a.by === 'ip' ? g.ip(a.tier) : g.wallet(a.tier);
 }
+
+/** Small JSON bodies only: every body the API takes is a handful of fields. */
+const jsonBody = express.json({ limit: '4kb', strict: true, type: 'application/json' });
 
 /**
  * One router holding every route in table order. The access check (rate limit, signature) runs
@@ -71,17 +79,20 @@ export function mountRoutes(routes: readonly RouteDef[], g: Guards): Router {
     const handle: RequestHandler = async (req, res) => {
       const params = r.params ? parse(r.params, req.params, 'path') : (req.params as Record<string, string>);
       const query = r.query === 'custom' ? req.query : parse(r.query, req.query, 'query');
-      await r.handler(req, res, { query, params });
+      const body = r.body ? parseBody(r.body, req.body) : undefined;
+      await r.handler(req, res, { query, params, body });
     };
+    // Bodies are read only after the access check: an unauthenticated flood costs no parsing.
+    const steps: RequestHandler[] = r.body ? [access, jsonBody, handle] : [access, handle];
     switch (r.method) {
       case 'GET':
-        router.get(r.path, access, handle);
+        router.get(r.path, ...steps);
         break;
       case 'POST':
-        router.post(r.path, access, handle);
+        router.post(r.path, ...steps);
         break;
       case 'DELETE':
-        router.delete(r.path, access, handle);
+        router.delete(r.path, ...steps);
         break;
       default: {
         const never: never = r.method;
@@ -112,6 +123,8 @@ export interface RouteDeps {
   hot: HotCache;
   metrics: Metrics;
   startedAt: number;
+  /** The tenant's chain, for the recent blockhash of `/tx/*`; unset answers them 503. */
+  chain?: ChainAccess;
 }
 
 /**

@@ -162,6 +162,36 @@ var ROUTES = {
       "GET"
     ],
     "name": "/api/v1/v2/wallet/:address/analytics"
+  },
+  "/tx/place-order": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/place-order"
+  },
+  "/tx/cancel-order": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/cancel-order"
+  },
+  "/tx/claim-payout": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/claim-payout"
+  },
+  "/tx/claim-referral": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/claim-referral"
+  },
+  "/tx/claim-creator-fees": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/claim-creator-fees"
   }
 };
 var WS_PATH = "/ws";
