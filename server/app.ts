@@ -12,7 +12,9 @@ import type { SignatureVerifier } from './auth/verify';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
 import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics } from './http/middleware';
+import { createJurisdictionPolicy } from './http/jurisdiction';
 import { createProbes } from './http/probes';
+import { hasAttestation } from './read/queries/attestations';
 import type { RateLimits } from './limits/rate-limit';
 import { createHotCache } from './read/hot-cache';
 import { createGuards } from './routes/guards';
@@ -67,7 +69,8 @@ export function createApp(opts: {
   app.locals.hotCache = hot;
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature });
   const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt, chain: opts.chain });
-  app.use(presentation.prefix, mountRoutes(routes, guards));
+  const policy = createJurisdictionPolicy({ geo: config.geo, hasAttestation: (wallet, country) => hasAttestation(db, wallet, country) });
+  app.use(presentation.prefix, mountRoutes(routes, guards, policy));
 
   // Operational endpoints: root only, unversioned, not rate limited: answered from memory
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).

@@ -119,6 +119,7 @@ function secretText<const C extends Common<string>>(minLength: number, c: C) {
 
 export const TENANT_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const COUNTRY_LIST = /^[A-Z]{2}(,[A-Z]{2})*$/;
 const HOST_LIST = /^[A-Za-z0-9.-]+(:[0-9]+)?(,[A-Za-z0-9.-]+(:[0-9]+)?)*$/;
 
 /**
@@ -208,6 +209,25 @@ export const SETTINGS = {
     description: 'Solana RPC WebSocket endpoint (`logsSubscribe`)',
   }),
 
+  // The jurisdiction policy (D-144): off until a country list is set.
+  GEO_BLOCKED_COUNTRIES: text(COUNTRY_LIST, 'comma-separated ISO 3166-1 alpha-2 codes', {
+    readBy: ['api'],
+    description: 'requests from these countries get 451 `GEO_BLOCKED` on the `GEO_POLICY_PATHS` routes; the country is read from `GEO_COUNTRY_HEADER` (D-144)',
+  }),
+  ATTESTATION_REQUIRED_COUNTRIES: text(COUNTRY_LIST, 'comma-separated ISO 3166-1 alpha-2 codes', {
+    readBy: ['api'],
+    description: 'requests from these countries get 451 `ATTESTATION_REQUIRED` on the `GEO_POLICY_PATHS` routes until the wallet has an attestation (`POST /attestations`, D-145)',
+  }),
+  GEO_COUNTRY_HEADER: text(/^[A-Za-z0-9-]{1,64}$/, 'header name', {
+    readBy: ['api'],
+    description: 'the header a trusted edge sets to the client\'s country (`CF-IPCountry`); honoured only from a peer `TRUST_PROXY` trusts, otherwise the country is unknown (D-144)',
+  }),
+  GEO_POLICY_PATHS: text(/^\/[A-Za-z0-9/_*:-]*(,\/[A-Za-z0-9/_*:-]*)*$/, 'comma-separated route paths', {
+    default: '/tx/*',
+    readBy: ['api'],
+    ruleText: 'comma-separated route paths under the API prefix; a trailing `*` matches a prefix',
+    description: 'the routes the jurisdiction policy applies to (D-144)',
+  }),
   PUBLIC_HOSTS: text(HOST_LIST, 'comma-separated host names', {
     default: 'localhost',
     readBy: ['api'],

@@ -70,7 +70,7 @@ const jsonBody = express.json({ limit: '4kb', strict: true, type: 'application/j
  * One router holding every route in table order. The access check (rate limit, signature) runs
  * before validation, so a refused parameter still costs its request (spec 8).
  */
-export function mountRoutes(routes: readonly RouteDef[], g: Guards): Router {
+export function mountRoutes(routes: readonly RouteDef[], g: Guards, policy: (path: string) => RequestHandler | undefined = () => undefined): Router {
   const router = Router();
   for (const r of routes) {
     const primary = guard(g, r.access);
@@ -83,7 +83,9 @@ export function mountRoutes(routes: readonly RouteDef[], g: Guards): Router {
       await r.handler(req, res, { query, params, body });
     };
     // Bodies are read only after the access check: an unauthenticated flood costs no parsing.
-    const steps: RequestHandler[] = r.body ? [access, jsonBody, handle] : [access, handle];
+    // The jurisdiction policy (451) runs once the caller is known, before the body is read.
+    const guarded = policy(r.path);
+    const steps: RequestHandler[] = [access, ...(guarded ? [guarded] : []), ...(r.body ? [jsonBody] : []), handle];
     switch (r.method) {
       case 'GET':
         router.get(r.path, ...steps);

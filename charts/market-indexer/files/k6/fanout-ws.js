@@ -192,6 +192,12 @@ var ROUTES = {
       "POST"
     ],
     "name": "/api/v1/tx/claim-creator-fees"
+  },
+  "/attestations": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/attestations"
   }
 };
 var WS_PATH = "/ws";

@@ -2458,6 +2458,12 @@ var ROUTES = {
       "POST"
     ],
     "name": "/api/v1/tx/claim-creator-fees"
+  },
+  "/attestations": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/attestations"
   }
 };
 var OPS_PATHS = {
