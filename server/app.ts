@@ -12,6 +12,7 @@ import type { SignatureVerifier } from './auth/verify';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
 import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics } from './http/middleware';
+import { createAdminGate } from './http/admin-gate';
 import { createJurisdictionPolicy } from './http/jurisdiction';
 import { createProbes } from './http/probes';
 import { hasAttestation } from './read/queries/attestations';
@@ -70,7 +71,8 @@ export function createApp(opts: {
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature });
   const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt, chain: opts.chain });
   const policy = createJurisdictionPolicy({ geo: config.geo, hasAttestation: (wallet, country) => hasAttestation(db, wallet, country) });
-  app.use(presentation.prefix, mountRoutes(routes, guards, policy));
+  const admin = createAdminGate({ db, logger, wallets: config.adminWallets });
+  app.use(presentation.prefix, mountRoutes(routes, guards, policy, admin));
 
   // Operational endpoints: root only, unversioned, not rate limited: answered from memory
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).

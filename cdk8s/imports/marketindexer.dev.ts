@@ -506,6 +506,13 @@ export interface MarketIndexerSpecSettings {
   readonly geoPolicyPaths?: string;
 
   /**
+   * the wallets whose signed requests may call `/admin/*`; unset, every admin call is 403 `FORBIDDEN` (D-146)
+   *
+   * @schema MarketIndexerSpecSettings#ADMIN_WALLETS
+   */
+  readonly adminWallets?: string;
+
+  /**
    * host names accepted as the `domain` of wallet-auth messages
    *
    * @schema MarketIndexerSpecSettings#PUBLIC_HOSTS
@@ -668,6 +675,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'ATTESTATION_REQUIRED_COUNTRIES': obj.attestationRequiredCountries,
     'GEO_COUNTRY_HEADER': obj.geoCountryHeader,
     'GEO_POLICY_PATHS': obj.geoPolicyPaths,
+    'ADMIN_WALLETS': obj.adminWallets,
     'PUBLIC_HOSTS': obj.publicHosts,
     'TRUST_PROXY': obj.trustProxy,
     'INDEXER_CACHE_ROWS': obj.indexerCacheRows,

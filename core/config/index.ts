@@ -22,6 +22,8 @@ export interface Config {
   publicHosts: string[];
   trustProxy: TrustProxy;
   /** The jurisdiction policy (D-144, D-145); empty lists mean off. */
+  /** Wallets allowed on /admin/* (D-146). */
+  adminWallets: string[];
   geo: { blockedCountries: string[]; attestationCountries: string[]; countryHeader: string | undefined; paths: string[] };
   apiHost: string;
   apiPort: number;
@@ -87,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rpcWsUrl: v.RPC_WS_URL ?? rpcUrl.replace(/^http/, 'ws'),
     publicHosts: v.PUBLIC_HOSTS.split(',').map((h) => h.toLowerCase()),
     trustProxy: v.TRUST_PROXY,
+    adminWallets: v.ADMIN_WALLETS?.split(',') ?? [],
     geo: {
       blockedCountries: v.GEO_BLOCKED_COUNTRIES?.split(',') ?? [],
       attestationCountries: v.ATTESTATION_REQUIRED_COUNTRIES?.split(',') ?? [],

@@ -228,6 +228,10 @@ export const SETTINGS = {
     ruleText: 'comma-separated route paths under the API prefix; a trailing `*` matches a prefix',
     description: 'the routes the jurisdiction policy applies to (D-144)',
   }),
+  ADMIN_WALLETS: text(/^[1-9A-HJ-NP-Za-km-z]{32,44}(,[1-9A-HJ-NP-Za-km-z]{32,44})*$/, 'comma-separated base58 addresses', {
+    readBy: ['api'],
+    description: 'the wallets whose signed requests may call `/admin/*`; unset, every admin call is 403 `FORBIDDEN` (D-146)',
+  }),
   PUBLIC_HOSTS: text(HOST_LIST, 'comma-separated host names', {
     default: 'localhost',
     readBy: ['api'],

@@ -1,6 +1,7 @@
 import { API_PREFIX } from '../../core/constants';
 import { errorBody } from '../../core/http/errors';
 import { achievementsRoutes } from './achievements';
+import { adminRoutes } from './admin';
 import { attestationsRoutes } from './attestations';
 import { challengesRoutes } from './challenges';
 import { configRoutes } from './config';
@@ -38,6 +39,7 @@ export const v1Routes = (deps: RouteDeps): RouteDef[] => [
   ...statusRoutes(deps),
   ...txRoutes(deps),
   ...attestationsRoutes(deps),
+  ...adminRoutes(deps),
 ];
 
 /** The spec's interface: `/api/v1`, bodies as each route writes them, errors as `{ error, code, details? }`. */

@@ -5,7 +5,8 @@ import type { Db } from '../../core/db';
 import type { ChainAccess } from '../../core/tx';
 import type { Tier } from '../../core/limits';
 import type { Metrics } from '../../core/telemetry/metrics';
-import type { ErrorWriter } from '../http/errors';
+import type { AdminGate } from '../http/admin-gate';
+import { ApiError, type ErrorWriter } from '../http/errors';
 import type { HotCache } from '../read/hot-cache';
 import { parse, parseBody } from '../http/validate';
 import type { Guards } from './guards';
@@ -51,6 +52,8 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
   query: Joi.ObjectSchema<Q> | 'custom';
   /** The path parameter rules, for paths with parameters. */
   params?: Joi.ObjectSchema<P>;
+  /** Only for ADMIN_WALLETS (D-146): audited, 403 FORBIDDEN for other wallets. Needs `by: 'wallet'`. */
+  admin?: boolean;
   /** The JSON body rules (400 VALIDATION_ERROR with `details`), for routes that take a body. */
   body?: Joi.ObjectSchema;
   handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -70,8 +73,15 @@ const jsonBody = express.json({ limit: '4kb', strict: true, type: 'application/j
  * One router holding every route in table order. The access check (rate limit, signature) runs
  * before validation, so a refused parameter still costs its request (spec 8).
  */
-export function mountRoutes(routes: readonly RouteDef[], g: Guards, policy: (path: string) => RequestHandler | undefined = () => undefined): Router {
+export function mountRoutes(
+  routes: readonly RouteDef[],
+  g: Guards,
+  policy: (path: string) => RequestHandler | undefined = () => undefined,
+  admin?: AdminGate,
+): Router {
   const router = Router();
+  // Every /admin/* request is audited, known path or not (D-146).
+  if (admin) router.use('/admin', admin.audit);
   for (const r of routes) {
     const primary = guard(g, r.access);
     const alt = r.alternative;
@@ -85,7 +95,8 @@ export function mountRoutes(routes: readonly RouteDef[], g: Guards, policy: (pat
     // Bodies are read only after the access check: an unauthenticated flood costs no parsing.
     // The jurisdiction policy (451) runs once the caller is known, before the body is read.
     const guarded = policy(r.path);
-    const steps: RequestHandler[] = [access, ...(guarded ? [guarded] : []), ...(r.body ? [jsonBody] : []), handle];
+    if (r.admin && (!admin || r.access.by !== 'wallet')) throw new Error(`${r.path}: an admin route needs the admin gate and wallet access`);
+    const steps: RequestHandler[] = [access, ...(r.admin ? [admin!.check] : []), ...(guarded ? [guarded] : []), ...(r.body ? [jsonBody] : []), handle];
     switch (r.method) {
       case 'GET':
         router.get(r.path, ...steps);
@@ -101,6 +112,13 @@ export function mountRoutes(routes: readonly RouteDef[], g: Guards, policy: (pat
         throw new Error(`unsupported method ${String(never)}`);
       }
     }
+  }
+  // Any other /admin/* path: the same signature and allow-list first, so a wallet outside it
+  // learns nothing about which admin paths exist (403 everywhere); admins get 404.
+  if (admin) {
+    router.all('/admin/*rest', g.wallet('sensitive'), admin.check, () => {
+      throw new ApiError('NOT_FOUND', 'Not found');
+    });
   }
   return router;
 }

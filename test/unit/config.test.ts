@@ -142,6 +142,7 @@ describe('config', () => {
       RPC_WS_URL: 'wss://rpc.example',
       PUBLIC_HOSTS: 'a.example,b.example',
       GEO_BLOCKED_COUNTRIES: 'KP,IR',
+      ADMIN_WALLETS: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin',
       ATTESTATION_REQUIRED_COUNTRIES: 'US',
       GEO_COUNTRY_HEADER: 'CF-IPCountry',
       GEO_POLICY_PATHS: '/tx/*,/attestations',

@@ -2465,6 +2465,30 @@ var ROUTES = {
       "POST"
     ],
     "name": "/api/v1/attestations"
+  },
+  "/admin/indexer": {
+    "methods": [
+      "GET"
+    ],
+    "name": "/api/v1/admin/indexer"
+  },
+  "/admin/dead-letters": {
+    "methods": [
+      "GET"
+    ],
+    "name": "/api/v1/admin/dead-letters"
+  },
+  "/admin/audit": {
+    "methods": [
+      "GET"
+    ],
+    "name": "/api/v1/admin/audit"
+  },
+  "/admin/attestations/{id}/revoke": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/admin/attestations/:id/revoke"
   }
 };
 var WS_PATH = "/ws";
