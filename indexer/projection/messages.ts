@@ -1,6 +1,6 @@
-import type { ChannelUpdate } from '../../core/redis/updates';
+import { liveUpdate, PUBLISHED_MARKET_FIELDS, type LiveUpdate } from '../../core/live/channels';
 import type { MarketRow } from './rows';
-import { PUBLISHED_MARKET_FIELDS, type BatchState } from './state';
+import type { BatchState } from './state';
 
 const jsonValue = (v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v instanceof Date ? v.toISOString() : v);
 
@@ -8,8 +8,8 @@ const jsonValue = (v: unknown): unknown => (typeof v === 'bigint' ? v.toString()
  * What a committed batch publishes: one message per changed market field, top-of-book change
  * and touched position.
  */
-export function buildMessages(st: BatchState, slot: number): ChannelUpdate[] {
-  const out: ChannelUpdate[] = [];
+export function buildMessages(st: BatchState, slot: number): LiveUpdate[] {
+  const out: LiveUpdate[] = [];
   for (const [address, before] of st.marketsBefore) {
     const m = st.markets.get(address) as MarketRow | undefined;
     if (!m) continue;
@@ -18,11 +18,11 @@ export function buildMessages(st: BatchState, slot: number): ChannelUpdate[] {
       const value = m[field];
       if (before && before[field] === value) continue;
       if (!before && (value === null || value === 0 || value === 0n)) continue;
-      out.push({ channel: `market:${marketId}`, slot, data: { marketId, field, value: jsonValue(value) } });
+      out.push(liveUpdate('market', marketId, slot, { marketId, field, value: jsonValue(value) }));
     }
     if (!before || before.bestBid !== m.bestBid || before.bestAsk !== m.bestAsk) {
       if (before || m.bestBid !== null || m.bestAsk !== null) {
-        out.push({ channel: `orderbook:${marketId}`, slot, data: { marketId, bestBid: m.bestBid, bestAsk: m.bestAsk } });
+        out.push(liveUpdate('orderbook', marketId, slot, { marketId, bestBid: m.bestBid, bestAsk: m.bestAsk }));
       }
     }
   }
@@ -30,11 +30,7 @@ export function buildMessages(st: BatchState, slot: number): ChannelUpdate[] {
     const p = st.positions.get(address);
     const m = p && st.markets.get(p.marketAddress);
     if (!p || !m) continue;
-    out.push({
-      channel: `positions:${p.owner}`,
-      slot,
-      data: { marketId: m.marketId.toString(), owner: p.owner, yesShares: p.yesShares.toString(), noShares: p.noShares.toString() },
-    });
+    out.push(liveUpdate('positions', p.owner, slot, { marketId: m.marketId.toString(), owner: p.owner, yesShares: p.yesShares.toString(), noShares: p.noShares.toString() }));
   }
   return out;
 }

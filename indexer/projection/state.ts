@@ -51,20 +51,6 @@ export const levelKey = (market: string, bookSide: number, price: number) => `${
 export const earningsKey = (wallet: string, mint: string) => `${wallet}:${mint}`;
 export const achievementKey = (wallet: string, id: number) => `${wallet}:${id}`;
 
-/** Fields of `market:{marketId}` updates (decision D-21). */
-export const PUBLISHED_MARKET_FIELDS = [
-  'state',
-  'outcome',
-  'startPrice',
-  'endPrice',
-  'totalVolume',
-  'totalTrades',
-  'totalPositions',
-  'totalYesShares',
-  'totalNoShares',
-  'bestBid',
-  'bestAsk',
-] as const satisfies readonly (keyof MarketRow)[];
 
 export class BatchState {
   readonly markets = new Table<string, MarketRow>();

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Response } from 'express';
 import fresh from 'fresh';
+import { channelPattern } from '../../core/live/channels';
 import type { Bus, Unsubscribe } from '../../core/redis/bus';
 
 export interface CachedResponse {
@@ -26,8 +27,15 @@ export function sendCached(res: Response, c: CachedResponse): void {
     res.status(304).end();
     return;
   }
-  res.status(c.status).type('application/json').send(c.body);
+  // Written directly: Express's `send` would look the type up, re-check freshness and hash
+  // nothing useful on every hot read. Node itself leaves the body out of a HEAD answer.
+  res.statusCode = c.status;
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', c.body.length);
+  res.end(c.body);
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface HotCache {
   get(key: string, load: () => Promise<{ status: number; json: unknown }>): Promise<CachedResponse>;
@@ -71,7 +79,8 @@ export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => nu
     }
     entries.set(key, { value, expires: t + ttl });
   };
-  if (opts.bus) for (const pattern of ['market:*', 'orderbook:*']) subs.push(opts.bus.subscribe(pattern, invalidate));
+  // Positions never change a hot read: only market and book changes drop the cache.
+  if (opts.bus) for (const kind of ['market', 'orderbook'] as const) subs.push(opts.bus.subscribe(channelPattern(kind), invalidate));
 
   return {
     async get(key, load) {

@@ -19,6 +19,7 @@ export function adminRoutes({ db }: RouteDeps): RouteDef[] {
       path: '/admin/indexer',
       access: admin,
       admin: true,
+      errors: ['FORBIDDEN'],
       query: NO_PARAMS,
       handler: async (_req, res) => {
         const [s, counts] = await Promise.all([indexerState(db), deadLetterCounts(db)]);
@@ -41,6 +42,7 @@ export function adminRoutes({ db }: RouteDeps): RouteDef[] {
       path: '/admin/dead-letters',
       access: admin,
       admin: true,
+      errors: ['FORBIDDEN'],
       query: Joi.object<{ reason?: string; limit: number; offset: number }>({ reason: Joi.string().pattern(/^[a-z_]{1,64}$/), limit: limit(50, 100), offset: offset() }),
       handler: async (_req, res, { query: q }) => {
         const page = await deadLettersPage(db, q);
@@ -60,6 +62,7 @@ export function adminRoutes({ db }: RouteDeps): RouteDef[] {
       path: '/admin/audit',
       access: admin,
       admin: true,
+      errors: ['FORBIDDEN'],
       query: Joi.object<{ limit: number; offset: number }>({ limit: limit(50, 100), offset: offset() }),
       handler: async (_req, res, { query: q }) => {
         const page = await auditPage(db, q);
@@ -76,6 +79,7 @@ export function adminRoutes({ db }: RouteDeps): RouteDef[] {
       path: '/admin/attestations/:id/revoke',
       access: admin,
       admin: true,
+      errors: ['FORBIDDEN', 'NOT_FOUND', 'CONFLICT'],
       query: NO_PARAMS,
       params: Joi.object<{ id: string }>({ id: Joi.string().pattern(/^\d{1,18}$/, 'attestation id').required() }),
       handler: async (req, res, { params }) => {

@@ -37,7 +37,7 @@ export function attestationsRoutes({ db }: RouteDeps): RouteDef[] {
         }
         if (details.length) throw new ApiError('VALIDATION_ERROR', details[0]!.message, details);
         const row = await insertAttestation(db, { wallet, country: b.country, statement: b.statement, signature: b.signature });
-        res.status(201).json({ data: { attestation: { id: Number(row.id), wallet, country: b.country, createdAt: row.created_at.toISOString() } } });
+        res.json({ data: { attestation: { id: Number(row.id), wallet, country: b.country, createdAt: row.created_at.toISOString() } } });
       },
     }),
   ];

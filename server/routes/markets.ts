@@ -45,9 +45,10 @@ export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
     route({
       method: 'GET',
       path: '/markets',
+      conditional: true,
       access: read,
       // Built once per app, not per request: it names this deployment's chain.
-      query: Joi.object({ state: Joi.number().integer().min(0).max(5), limit: limit(50, 100), offset: offset(1_000_000), chain: Joi.string().valid(chainId) }),
+      query: Joi.object({ state: Joi.number().integer().min(0).max(5), limit: limit(50, 100), offset: offset(1_000_000), chain: Joi.string().valid(chainId).meta({ setting: 'CHAIN_ID' }) }),
       handler: async (_req, res, { query: q }) => {
         const c = await hot.get(`list:${q.state ?? ''}:${q.limit}:${q.offset}`, async () => {
           const page = await marketsPage(db, q);
@@ -59,6 +60,8 @@ export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
     route({
       method: 'GET',
       path: '/markets/current',
+      conditional: true,
+      errors: ['NOT_FOUND'],
       access: read,
       query: NO_PARAMS,
       handler: async (_req, res) => {
@@ -73,6 +76,8 @@ export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
     route({
       method: 'GET',
       path: '/markets/:marketId',
+      conditional: true,
+      errors: ['NOT_FOUND'],
       access: read,
       params: marketIdParam,
       query: NO_PARAMS,
@@ -83,6 +88,7 @@ export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
     route({
       method: 'GET',
       path: '/markets/:marketId/creator-fee-claims',
+      errors: ['NOT_FOUND'],
       access: read,
       params: marketIdParam,
       query: NO_PARAMS,

@@ -11,6 +11,8 @@ export function orderbookRoutes({ db, hot }: RouteDeps): RouteDef[] {
     route({
       method: 'GET',
       path: '/orderbook/top',
+      conditional: true,
+      errors: ['NOT_FOUND'],
       access: { by: 'ip', tier: 'public_read' },
       query: Joi.object<{ market?: string }>({ market: base58Address }),
       handler: async (_req, res, { query: q }) => {

@@ -26,6 +26,8 @@ export function ordersRoutes({ db }: RouteDeps): RouteDef[] {
       access: { by: 'wallet', tier: 'sensitive' },
       alternative: { when: (req) => typeof req.query.tx === 'string', access: { by: 'ip', tier: 'public_read' } },
       query: 'custom',
+      // The wallet's own orders first: where both sets name a parameter, its rules are documented.
+      documentedQuery: [ordersQuery, txTradesQuery],
       handler: async (req, res) => {
         if (req.wallet === undefined) {
           const q = parse(txTradesQuery, req.query, 'query');

@@ -11,6 +11,8 @@ export function positionsRoutes({ db }: RouteDeps): RouteDef[] {
     route({
       method: 'GET',
       path: '/positions',
+      // Anti-enumeration (spec 4.6 rule 1): another wallet's positions are "not found".
+      errors: ['NOT_FOUND'],
       access: { by: 'wallet', tier: 'sensitive' },
       query: Joi.object<{ settled?: boolean; owner?: string; limit: number; offset: number }>({
         settled: Joi.boolean().truthy('true').falsy('false'),

@@ -104,6 +104,7 @@ export function referralsRoutes({ db, hot }: RouteDeps): RouteDef[] {
     route({
       method: 'GET',
       path: '/v2/referrals/diagnostics',
+      conditional: true,
       access: pub,
       query: NO_PARAMS,
       // It sums whole tables: served from memory like the hot reads (D-48), so a flood of it costs

@@ -100,10 +100,10 @@ function decodeCursor(c: string): { at: string; id: number } {
 
 const daysQuery = Joi.object<{ days: number }>({ days: Joi.number().integer().min(1).max(365).default(30) });
 const walletParam = Joi.object<{ wallet: string }>({ wallet: base58Address.required() });
-const tradesQuery = Joi.object<{ limit: number; cursor?: string; offset?: number; outcome?: 'win' | 'loss' }>({
+const tradesQuery = Joi.object<{ limit: number; cursor?: string; offset: number; outcome?: 'win' | 'loss' }>({
   limit: Joi.number().integer().min(1).max(1000).default(20),
   cursor: Joi.string().max(200),
-  offset: Joi.number().integer().min(0).max(1_000_000),
+  offset: Joi.number().integer().min(0).max(1_000_000).default(0),
   outcome: Joi.string().valid('win', 'loss'),
 });
 
@@ -146,7 +146,8 @@ export function statsRoutes({ db }: RouteDeps): RouteDef[] {
       access: authed,
       query: tradesQuery,
       handler: async (req, res, { query: q }) => {
-        if (q.cursor !== undefined && q.offset !== undefined) {
+        // The raw query: `offset` has a default once validated.
+        if (req.query.cursor !== undefined && req.query.offset !== undefined) {
           throw new ApiError('INVALID_PARAMETER', 'cursor and offset cannot be combined', [{ field: 'query.cursor', message: 'cursor cannot be combined with offset' }]);
         }
         const page = await settledTradesPage(db, {
@@ -154,7 +155,7 @@ export function statsRoutes({ db }: RouteDeps): RouteDef[] {
           limit: q.limit,
           isWin: q.outcome === undefined ? undefined : q.outcome === 'win',
           after: q.cursor ? decodeCursor(q.cursor) : undefined,
-          offset: q.offset ?? 0,
+          offset: q.offset,
         });
         const hasMore = page.rows.length > q.limit;
         const rows = page.rows.slice(0, q.limit);

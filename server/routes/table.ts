@@ -6,7 +6,7 @@ import type { ChainAccess } from '../../core/tx';
 import type { Tier } from '../../core/limits';
 import type { Metrics } from '../../core/telemetry/metrics';
 import type { AdminGate } from '../http/admin-gate';
-import { ApiError, type ErrorWriter } from '../http/errors';
+import { ApiError, type ErrorCode, type ErrorWriter } from '../http/errors';
 import type { HotCache } from '../read/hot-cache';
 import { parse, parseBody } from '../http/validate';
 import type { Guards } from './guards';
@@ -50,12 +50,21 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
    * rules from the request (documented beside the route).
    */
   query: Joi.ObjectSchema<Q> | 'custom';
+  /** With `query: 'custom'`: the rule sets the handler chooses from, for the API contract. */
+  documentedQuery?: Joi.ObjectSchema[];
   /** The path parameter rules, for paths with parameters. */
   params?: Joi.ObjectSchema<P>;
   /** Only for ADMIN_WALLETS (D-146): audited, 403 FORBIDDEN for other wallets. Needs `by: 'wallet'`. */
   admin?: boolean;
   /** The JSON body rules (400 VALIDATION_ERROR with `details`), for routes that take a body. */
   body?: Joi.ObjectSchema;
+  /**
+   * The refusals the handler itself makes (NOT_FOUND, ...), beyond those every route can give
+   * (validation, limits, authentication, store failures, timeout): the contract lists them.
+   */
+  errors?: ErrorCode[];
+  /** Answers 304 to a current `If-None-Match` (a hot read, D-48). */
+  conditional?: boolean;
   handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 

@@ -122,6 +122,8 @@ export function txRoutes({ db, programId, chain }: RouteDeps): RouteDef[] {
       method: 'POST',
       path: `/tx/${name}`,
       access: { by: 'wallet', tier: 'sensitive' },
+      // 451 under the jurisdiction policy, which covers /tx/* by default (D-144).
+      errors: ['GEO_BLOCKED'],
       query: NO_PARAMS,
       body: BODIES[name],
       handler: async (req, res, { body }) => handlers[name](req.wallet!, body, res),

@@ -1,5 +1,6 @@
 import bs58 from 'bs58';
 import { WS_LIMITS } from '../../core/limits';
+import { CHANNEL_KINDS, splitChannel, type ChannelKind } from '../../core/live/channels';
 
 /** Spec 8: subscriptions per client. Fixed by the contract, hence not a setting (core/limits.ts). */
 export const MAX_SUBSCRIPTIONS = WS_LIMITS.maxSubscriptions;
@@ -10,7 +11,7 @@ export const MAX_MESSAGE_BYTES = WS_LIMITS.maxMessageBytes;
 export const WS_ERRORS = {
   invalidJson: 'Invalid JSON',
   unknownType: 'Unknown message type',
-  invalidChannel: (channel: string) => `Invalid channel: ${channel}. Must start with: market:, orderbook:, positions:`,
+  invalidChannel: (channel: string) => `Invalid channel: ${channel}. Must start with: ${CHANNEL_KINDS.map((k) => `${k}:`).join(', ')}`,
   invalidChannelKey: (channel: string) =>
     `Invalid channel: ${channel}. Expected market:{marketId}, orderbook:{marketId} or positions:{wallet}`,
   maxSubscriptions: `Maximum subscriptions (${MAX_SUBSCRIPTIONS}) reached`,
@@ -42,7 +43,6 @@ export const CLOSE = {
   // 1009 (message too big) is sent by ws itself when a frame exceeds maxPayload.
 } as const;
 
-export type ChannelKind = 'market' | 'orderbook' | 'positions';
 export type Channel = { name: string; kind: ChannelKind; key: string };
 
 const U64_MAX = 18_446_744_073_709_551_615n;
@@ -65,12 +65,9 @@ const echo = (s: string) => (s.length > 128 ? `${s.slice(0, 128)}…` : s);
 
 export function parseChannel(raw: unknown): { ok: true; channel: Channel } | { ok: false; error: string } {
   const name = typeof raw === 'string' ? raw : raw === undefined ? '' : JSON.stringify(raw);
-  const colon = name.indexOf(':');
-  const kind = colon > 0 ? name.slice(0, colon) : '';
-  const key = name.slice(colon + 1);
-  if (typeof raw !== 'string' || (kind !== 'market' && kind !== 'orderbook' && kind !== 'positions')) {
-    return { ok: false, error: WS_ERRORS.invalidChannel(echo(name)) };
-  }
+  const split = typeof raw === 'string' ? splitChannel(name) : undefined;
+  if (!split) return { ok: false, error: WS_ERRORS.invalidChannel(echo(name)) };
+  const { kind, key } = split;
   const valid = kind === 'positions' ? isWallet(key) : isMarketId(key);
   if (!valid) return { ok: false, error: WS_ERRORS.invalidChannelKey(echo(name)) };
   return { ok: true, channel: { name, kind, key } };

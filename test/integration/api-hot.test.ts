@@ -59,6 +59,11 @@ describe('hot reads refreshed by the indexer bus (real Redis)', () => {
       const first = await call(url);
       const etag = first.headers.get('etag')!;
       expect(etag).toMatch(/^"[\w-]{27}"$/);
+      expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      // HEAD: the same headers, no body (the cached body is written without Express's send).
+      const head = await fetch(url, { method: 'HEAD' });
+      expect([head.status, head.headers.get('etag'), head.headers.get('content-length')]).toEqual([200, etag, first.headers.get('content-length')]);
+      expect((await head.arrayBuffer()).byteLength).toBe(0);
       const notModified = await call(url, { headers: { 'if-none-match': etag } });
       expect(notModified.status).toBe(304);
       expect(notModified.body).toBeUndefined();

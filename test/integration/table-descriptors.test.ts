@@ -1,3 +1,4 @@
+import { PROJECTED_TABLES } from '../support/tables';
 import { createDatabase, type Database } from '../../core/db';
 import { MIGRATIONS_TABLE } from '../../core/db/migrate';
 import type { SqlType, TableDef } from '../../core/db/table';
@@ -74,5 +75,13 @@ describe('table descriptors (core/db/tables.ts) match the migrated database', ()
     const bookkeeping = ['achievements', 'admin_audit', 'attestations', 'cancel_requests', 'dead_letters', 'indexer_cursor', 'indexer_status', 'market_counts', 'platform_totals', 'processed_transactions', 'raw_events', MIGRATIONS_TABLE];
     const tables = [...new Set(columns.map((c) => c.table_name))].filter((n) => !bookkeeping.includes(n)).sort();
     expect(tables).toEqual(Object.values(PROJECTED).map((t) => t.name).sort());
+  });
+
+  it('the tables digest of the exactly-once tests covers every projected table and the counters', () => {
+    // A projected table missing from the digest would let a replay or crash test pass while
+    // that table doubled or lost rows.
+    const digested = Object.keys(PROJECTED_TABLES);
+    for (const t of Object.values(PROJECTED)) expect(digested).toContain(t.name);
+    for (const t of ['market_counts', 'platform_totals', 'raw_events', 'processed_transactions', 'dead_letters']) expect(digested).toContain(t);
   });
 });

@@ -3,6 +3,7 @@ import { Parser } from '@asyncapi/parser';
 import YAML from 'yaml';
 import { backpressureStep, parseChannel, parseClientMessage, parseResumeFrom, WS_ERRORS } from '../../server/ws/protocol';
 import { ASYNCAPI_PATH, assertMatchesAsyncApi } from '../support/ws';
+import { CHANNEL_KINDS, PUBLISHED_MARKET_FIELDS } from '../../core/live/channels';
 
 describe('backpressure policy (spec 8)', () => {
   const limits = { maxBufferedBytes: 1024 * 1024, maxSkips: 50 };
@@ -75,6 +76,14 @@ describe('api-reference/asyncapi.yaml', () => {
       const literal = typeof m === 'function' ? m('{channel}') : m;
       expect(text).toContain(literal);
     }
+  });
+
+  it('describes the live-channel contract of core/live/channels.ts: its kinds and the published market fields', () => {
+    const schemas = YAML.parse(readFileSync(ASYNCAPI_PATH, 'utf8')).components.schemas;
+    const update = (name: string) => schemas[name].allOf[1].properties;
+    const kinds = ['MarketUpdate', 'OrderbookUpdate', 'PositionsUpdate'].map((n) => /^\^(\w+):/.exec(update(n).channel.pattern)?.[1]);
+    expect(kinds).toEqual([...CHANNEL_KINDS]);
+    expect(update('MarketUpdate').data.properties.field.enum).toEqual([...PUBLISHED_MARKET_FIELDS]);
   });
 
   it('rejects frames that break its schemas (the validator used on every received frame can fail)', () => {
