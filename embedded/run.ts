@@ -101,9 +101,9 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     const updates = createMemoryUpdateLog({ bus });
     const live = createLiveStores(common, undefined, { bus, updates });
     shutdown.add('live', () => live.close());
-    const { port } = await startApiServer({ common, db: database.db, redis: undefined, live, busCarriesIndexer: true });
-
     const source = createSimulatorSource({ seed: sim.seed, programId: config.programId, feeds: sim.feeds, epochSeconds: sim.epochSeconds, startTime: sim.startTime, realtime: true, wallClock: true });
+    const { port } = await startApiServer({ common, db: database.db, redis: undefined, live, busCarriesIndexer: true, chain: source.simulator.chainAccess() });
+
     const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: pg.url, updates, source });
     shutdown.add('indexer', () => indexer.stop());
     // Stops before the indexer (hooks run last added first): no poll outlives the pool.

@@ -7,12 +7,16 @@ import type { Bus } from '../core/redis/bus';
 import type { NonceStore } from '../core/redis/nonce-store';
 import { serverSpans } from '../core/telemetry/http-span';
 import { STORES } from '../core/telemetry/metrics';
+import type { ChainAccess } from '../core/tx';
 import type { SignatureVerifier } from './auth/verify';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
 import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics, sequence } from './http/middleware';
+import { createAdminGate } from './http/admin-gate';
+import { createJurisdictionPolicy } from './http/jurisdiction';
 import { createProbes } from './http/probes';
 import type { PlanLimits } from './limits/plan-limits';
+import { hasAttestation } from './read/queries/attestations';
 import type { RateLimits } from './limits/rate-limit';
 import { createHotCache } from './read/hot-cache';
 import { createGuards } from './routes/guards';
@@ -43,6 +47,8 @@ export function createApp(opts: {
   docs?: boolean;
   /** The Ed25519 check of wallet-signed routes (node:crypto by default); tests count its calls. */
   verifySignature?: SignatureVerifier;
+  /** The tenant's chain (recent blockhashes for `/tx/*`); without it they answer 503. */
+  chain?: ChainAccess;
 }): express.Express {
   const { common, db } = opts;
   const { config, logger, metrics } = common;
@@ -70,8 +76,10 @@ export function createApp(opts: {
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature, plans: opts.plans });
-  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt });
-  mountRoutes(app, presentation.prefix, routes, guards);
+  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt, chain: opts.chain });
+  const policy = createJurisdictionPolicy({ geo: config.geo, hasAttestation: (wallet, country) => hasAttestation(db, wallet, country) });
+  const admin = createAdminGate({ db, logger, wallets: config.adminWallets });
+  mountRoutes(app, presentation.prefix, routes, guards, policy, admin);
 
   // Operational endpoints: root only, unversioned, not rate limited: answered from memory
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).

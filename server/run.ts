@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Config } from '../core/config';
 import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
+import { createRpcChain, type ChainAccess } from '../core/tx';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createRedis, redisReady, type Redis } from '../core/redis/client';
@@ -69,6 +70,8 @@ export async function startApiServer(opts: {
   docs?: boolean;
   /** The Ed25519 check of HTTP and `/ws` authentication (node:crypto by default); tests count its calls. */
   verifySignature?: SignatureVerifier;
+  /** The tenant's chain for `/tx/*` blockhashes: RPC_URL in production, the simulator in single-process mode. */
+  chain?: ChainAccess;
 }): Promise<{ server: http.Server; port: number; ws: WsServer }> {
   const { common, live } = opts;
   const { config, logger, shutdown } = common;
@@ -84,6 +87,7 @@ export async function startApiServer(opts: {
     bus: opts.busCarriesIndexer ? live.bus : undefined,
     docs: opts.docs ?? true,
     verifySignature: opts.verifySignature,
+    chain: opts.chain,
     presentation: legacy ? legacyPresentation : v1Presentation,
     plans,
     ...stores,
@@ -157,7 +161,7 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     }
     const live = createLiveStores(common, redis);
     shutdown.add('live', () => live.close());
-    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined });
+    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain: createRpcChain({ url: config.rpcUrl }) });
     process.send?.({ type: 'listening', port });
   } catch (err) {
     logger.error({ err }, 'api failed to start');

@@ -20,9 +20,14 @@ import {
   type FeeSplit,
   type Outcome as OutcomeT,
 } from '../core/domain';
+import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
+import { orderPriceProblem, orderQuantityProblem } from '../core/domain';
 import { buildTransaction, type ProgramEvent, type RawTransaction } from '../core/events';
+import { deriveAccountSync, derivePdaSync, programError } from '../core/tx';
 import { addressOf, hexOf, keyPairOf, signatureOf } from './ids';
 import { SimulatedPythFeed, type AccountSnapshot } from './oracle';
+import { parseSubmission, RpcSubmitError, simulationFailed, type Submitted } from './submit';
 import type { Truth } from './truth';
 
 export interface SimulatorOptions {
@@ -147,10 +152,16 @@ export class MarketSimulator {
   private tickSizeChanges = 0;
   private events = 0;
   private failed = 0;
+  /** Simulated traders; other wallets' positions wait for their own claim_payout. */
+  private readonly walletSet: Set<string>;
+  /** Signed transactions sent through `submit`, run at the start of the next block. */
+  private submitted: Submitted[] = [];
+  private readonly seenSignatures = new Set<string>();
 
   constructor(opts: SimulatorOptions) {
     this.programId = opts.programId;
-    this.eventAuthority = addressOf(`event-authority:${opts.programId}`);
+    // Anchor's emit_cpi signer: the PDA ["__event_authority"] of the program.
+    this.eventAuthority = derivePdaSync(opts.programId, [Buffer.from('__event_authority')]);
     this.epochSeconds = opts.epochSeconds ?? 60;
     this.slotMs = opts.slotMs ?? 400;
     this.startTime = opts.startTime ?? 1_767_225_600;
@@ -160,6 +171,7 @@ export class MarketSimulator {
     // Real Ed25519 key pairs, so tests can sign wallet-auth messages as any simulated trader.
     this.walletKeys = Array.from({ length: opts.wallets ?? 40 }, (_, i) => keyPairOf(`wallet:${opts.seed}:${i}`));
     this.wallets = this.walletKeys.map((k) => k.address);
+    this.walletSet = new Set(this.wallets);
     this.mints = [addressOf('mint:usdc'), addressOf('mint:usdt')];
     this.feeds = Array.from({ length: opts.feeds ?? 2 }, (_, f) => {
       const address = addressOf(`feed:${f}`);
@@ -174,6 +186,150 @@ export class MarketSimulator {
 
   get slot(): number {
     return this.slotNo;
+  }
+
+  /** The blockhash of a slot's block (deterministic); block height equals slot here. */
+  blockhashOf(slot: number): string {
+    return bs58.encode(createHash('sha256').update(`blockhash:${this.programId}:${slot}`).digest());
+  }
+
+  /** As `getLatestBlockhash`: valid for 150 more blocks, like a real cluster's. */
+  latestBlockhash(): { slot: number; blockhash: string; lastValidBlockHeight: number } {
+    return { slot: this.slotNo, blockhash: this.blockhashOf(this.slotNo), lastValidBlockHeight: this.slotNo + BLOCKHASH_VALID_SLOTS };
+  }
+
+  /** The simulated chain as the API's /tx builders reach it in single-process mode. */
+  chainAccess(): { recentBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: bigint; slot: number }> } {
+    return {
+      recentBlockhash: async () => {
+        const r = this.latestBlockhash();
+        return { blockhash: r.blockhash, lastValidBlockHeight: BigInt(r.lastValidBlockHeight), slot: r.slot };
+      },
+    };
+  }
+
+  private isRecentBlockhash(h: string): boolean {
+    for (let s = this.slotNo; s >= Math.max(0, this.slotNo - BLOCKHASH_VALID_SLOTS); s--) if (this.blockhashOf(s) === h) return true;
+    return false;
+  }
+
+  /**
+   * `sendTransaction`: checks the signed transaction as a validator's preflight would
+   * (signatures, blockhash, accounts, then the program's own rules against the current
+   * state), queues it and returns its signature; it runs at the start of the next block,
+   * where the rules are checked again (a failed transaction then lands with its error).
+   */
+  submit(base64: string): string {
+    const s = parseSubmission(base64, this.programId, (h) => this.isRecentBlockhash(h));
+    if (this.seenSignatures.has(s.signature)) throw new RpcSubmitError(-32002, 'Transaction simulation failed: This transaction has already been processed', { err: 'AlreadyProcessed', logs: [] });
+    const problem = this.userProblem(s);
+    if (problem) throw simulationFailed(s.index, programError(problem).code, [`Program log: AnchorError: ${problem}`]);
+    this.seenSignatures.add(s.signature);
+    this.submitted.push(s);
+    return s.signature;
+  }
+
+  /** The program's refusal (an IDL error name) of a submitted instruction in the current state. */
+  private userProblem(s: Submitted): string | undefined {
+    const m = 'market' in s.accounts ? this.markets.get(s.accounts.market!) : undefined;
+    switch (s.name) {
+      case 'place_order': {
+        const a = s.args;
+        if (!m || m.mint !== s.accounts.settlement_mint) return 'InvalidAccount';
+        if (m.state !== MarketState.Trading) return 'MarketNotTrading';
+        if (a.side > 3 || a.orderType > 2) return 'InvalidArgument';
+        if (orderPriceProblem(a.priceBps, this.tickSize)) return 'InvalidPrice';
+        if (orderQuantityProblem(a.quantity)) return 'InvalidQuantity';
+        if (a.side === Side.SellYes || a.side === Side.SellNo) {
+          const p = m.positions.get(s.signer);
+          const avail = !p ? 0n : a.side === Side.SellYes ? p.yes - p.lockedYes : p.no - p.lockedNo;
+          if (avail < a.quantity) return 'InsufficientShares';
+        }
+        if (a.orderType === OrderType.PostOnly) {
+          const q = toCanonical(a.side as Side, a.priceBps);
+          const top = (q.bookSide === 0 ? m.asks : m.bids)[0];
+          if (top && (q.bookSide === 0 ? q.priceBps >= top.bookPrice : q.priceBps <= top.bookPrice)) return 'PostOnlyWouldCross';
+        }
+        return undefined;
+      }
+      case 'cancel_order': {
+        if (!m) return 'InvalidAccount';
+        const o = [...m.bids, ...m.asks].find((x) => x.orderId === s.args.orderId);
+        if (!o) return 'OrderNotFound';
+        return o.owner === s.signer ? undefined : 'NotOrderOwner';
+      }
+      case 'claim_payout': {
+        if (!m || m.mint !== s.accounts.settlement_mint) return 'InvalidAccount';
+        if (m.state !== MarketState.Resolved && m.state !== MarketState.Closed) return 'MarketNotResolved';
+        const p = m.positions.get(s.signer);
+        return p && !p.settled ? undefined : 'NothingToClaim';
+      }
+      case 'claim_referral': {
+        const e = this.earnings.get(`${s.signer}:${s.accounts.settlement_mint}`);
+        return e && e.accumulated > 0n ? undefined : 'NothingToClaim';
+      }
+      case 'claim_creator_fees': {
+        if (!m || m.mint !== s.accounts.settlement_mint || m.creator !== s.accounts.creator) return 'InvalidAccount';
+        if (m.state !== MarketState.Resolved && m.state !== MarketState.Closed) return 'MarketNotResolved';
+        return m.creatorFees > 0n ? undefined : 'NothingToClaim';
+      }
+      default: {
+        const never: never = s;
+        throw new Error(`unknown instruction ${String(never)}`);
+      }
+    }
+  }
+
+  /** Runs the queued user transactions with the matching engine and the settlement code the simulated traders use. */
+  private runSubmitted(t: number, send: Sender): void {
+    const queue = this.submitted;
+    this.submitted = [];
+    for (const s of queue) {
+      const as = { signature: s.signature, message: s.message, index: s.index };
+      const problem = this.userProblem(s);
+      if (problem) {
+        send(INSTRUCTION_LOG_NAMES[s.name], [], s.signer, { InstructionError: [s.index, { Custom: programError(problem).code }] }, as);
+        continue;
+      }
+      const m = 'market' in s.accounts ? this.markets.get(s.accounts.market!) : undefined;
+      switch (s.name) {
+        case 'place_order':
+          this.placeOrder(m!, t, send, { owner: s.signer, ...s.args, side: s.args.side as Side, orderType: s.args.orderType as OrderType }, as);
+          break;
+        case 'cancel_order': {
+          const o = [...m!.bids, ...m!.asks].find((x) => x.orderId === s.args.orderId)!;
+          this.cancel(m!, o, send, as);
+          break;
+        }
+        case 'claim_payout':
+          m!.redeemQueue = m!.redeemQueue?.filter((w) => w !== s.signer) ?? null;
+          this.redeem(m!, m!.positions.get(s.signer)!, send, as);
+          break;
+        case 'claim_referral': {
+          const e = this.earnings.get(`${s.signer}:${s.accounts.settlement_mint}`)!;
+          const amount = e.accumulated;
+          e.accumulated = 0n;
+          e.claimed += amount;
+          send('ClaimReferral', [
+            { kind: 'ReferrerClaimed', data: { referrer: e.wallet, settlementMint: e.mint, tokenAccount: s.accounts.referrer_token_account!, amount } },
+          ], e.wallet, undefined, as);
+          break;
+        }
+        case 'claim_creator_fees': {
+          const amount = m!.creatorFees;
+          m!.creatorFees = 0n;
+          const sig = send('ClaimCreatorFees', [
+            { kind: 'CreatorFeesClaimed', data: { market: m!.address, creator: m!.creator, creatorTokenAccount: s.accounts.creator_token_account!, caller: s.signer, amount } },
+          ], s.signer, undefined, as);
+          this.creatorClaims.push({ market_address: m!.address, amount: amount.toString(), tx_signature: sig ?? '' });
+          break;
+        }
+        default: {
+          const never: never = s;
+          throw new Error(`unknown instruction ${String(never)}`);
+        }
+      }
+    }
   }
 
   blockTimeOf(slot: number): number {
@@ -208,24 +364,25 @@ export class MarketSimulator {
     const slot = this.slotNo;
     const t = this.blockTimeOf(slot);
     const txs: RawTransaction[] = [];
-    const send = (instruction: string, events: ProgramEvent[], signer: string, err?: unknown) => {
-      if (!events.length) return;
+    const send: Sender = (instruction, events, signer, err, as) => {
+      if (!events.length && !as) return;
       this.txCounter += 1;
-      const via = this.emit === 'mixed' ? (this.txCounter % 3 === 0 ? 'cpi' : 'log') : this.emit;
-      txs.push(
-        buildTransaction({
-          programId: this.programId,
-          signature: signatureOf(`sim:${this.txCounter}:${slot}`),
-          slot,
-          blockTime: t,
-          signer,
-          eventAuthority: this.eventAuthority,
-          instructionName: instruction,
-          events,
-          via,
-          err,
-        }),
-      );
+      // A user's transaction keeps its own signature and message; its events go to the log.
+      const via = as ? 'log' : this.emit === 'mixed' ? (this.txCounter % 3 === 0 ? 'cpi' : 'log') : this.emit;
+      const tx = buildTransaction({
+        programId: this.programId,
+        signature: as?.signature ?? signatureOf(`sim:${this.txCounter}:${slot}`),
+        slot,
+        blockTime: t,
+        signer,
+        eventAuthority: this.eventAuthority,
+        instructionName: instruction,
+        events,
+        via,
+        err,
+      });
+      if (as) tx.transaction.message = as.message;
+      txs.push(tx);
       if (err) this.failed += 1;
       else this.events += events.length;
       return txs[txs.length - 1]!.transaction.signatures[0]!;
@@ -237,6 +394,7 @@ export class MarketSimulator {
       feed.oracle.publish(slot, t, feed.price);
     }
     this.lifecycle(t, send);
+    this.runSubmitted(t, send);
     this.trading(t, send);
     this.housekeeping(t, send);
     return { slot, blockTime: t, transactions: txs };
@@ -357,7 +515,7 @@ export class MarketSimulator {
     m.state = MarketState.Resolved;
     m.outcome = outcome;
     m.endPrice = feed.price;
-    m.redeemQueue = [...m.positions.keys()];
+    m.redeemQueue = [...m.positions.keys()].filter((w) => this.walletSet.has(w));
     send('ResolveMarket', [
       { kind: 'MarketResolved', data: { market: m.address, endPrice: feed.price, endPriceConf: conf, endPriceExpo: PRICE_EXPO, outcome, publishTime: BigInt(t) } },
     ], m.creator);
@@ -385,14 +543,14 @@ export class MarketSimulator {
     }
   }
 
-  private redeem(m: SimMarket, p: SimPosition, send: Sender): void {
+  private redeem(m: SimMarket, p: SimPosition, send: Sender, as?: SentAs): void {
     const outcome = m.outcome!;
     const payout = settlementPayout(outcome, p.yes, p.no);
     p.settled = true;
     p.payout = payout;
-    send('Redeem', [
+    send('ClaimPayout', [
       { kind: 'PositionSettled', data: { market: m.address, owner: p.owner, position: p.address, yesShares: p.yes, noShares: p.no, payout } },
-    ], p.owner);
+    ], p.owner, undefined, as);
     // Settled-trade accounting, kept independently of the projector: one record per traded side.
     const yesPayout = outcome === Outcome.Yes ? p.yes : outcome === Outcome.Void ? p.yes / 2n : 0n;
     const sides = [
@@ -417,14 +575,9 @@ export class MarketSimulator {
       const n = this.int(0, Math.max(0, Math.round(this.ordersPerSlot * 2)));
       for (let i = 0; i < n; i++) this.placeRandomOrder(m, t, send);
       if (this.chance(0.25)) {
-        const resting = [...m.bids, ...m.asks];
-        if (resting.length) {
-          const o = this.pick(resting);
-          this.unrest(m, o);
-          this.release(m, o);
-          o.status = OrderStatusCode.cancelled;
-          send('CancelOrder', [{ kind: 'OrderCancelled', data: { market: m.address, orderId: o.orderId, owner: o.owner, remainingQuantity: o.quantity - o.filled } }], o.owner);
-        }
+        // Only simulated traders cancel at random; outside wallets send their own cancel_order.
+        const resting = [...m.bids, ...m.asks].filter((o) => this.walletSet.has(o.owner));
+        if (resting.length) this.cancel(m, this.pick(resting), send);
       }
     }
   }
@@ -464,7 +617,7 @@ export class MarketSimulator {
         if (amount > 0n) {
           e.accumulated -= amount;
           e.claimed += amount;
-          send('ClaimReferralFees', [
+          send('ClaimReferral', [
             { kind: 'ReferrerClaimed', data: { referrer: e.wallet, settlementMint: e.mint, tokenAccount: addressOf(`ata:${e.wallet}:${e.mint}`), amount } },
           ], e.wallet);
         }
@@ -472,12 +625,20 @@ export class MarketSimulator {
     }
   }
 
+  private cancel(m: SimMarket, o: SimOrder, send: Sender, as?: SentAs): void {
+    this.unrest(m, o);
+    this.release(m, o);
+    o.status = OrderStatusCode.cancelled;
+    send('CancelOrder', [{ kind: 'OrderCancelled', data: { market: m.address, orderId: o.orderId, owner: o.owner, remainingQuantity: o.quantity - o.filled } }], o.owner, undefined, as);
+  }
+
   // ---- the order book ------------------------------------------------------------------------
   private readonly positionAddresses = new Map<string, string>();
+  /** The position PDA ["position", market, owner], as the place_order builder derives it. */
   private positionAddress(m: SimMarket, owner: string): string {
     const key = `${m.address}:${owner}`;
     let a = this.positionAddresses.get(key);
-    if (!a) this.positionAddresses.set(key, (a = addressOf(`position:${key}`)));
+    if (!a) this.positionAddresses.set(key, (a = deriveAccountSync('place_order', 'position', this.programId, { market: m.address, owner })));
     return a;
   }
 
@@ -557,6 +718,19 @@ export class MarketSimulator {
     if (quantity <= 0n) return;
     const roll = this.int(0, 99);
     const orderType = roll < 85 ? OrderType.Limit : roll < 95 ? OrderType.ImmediateOrCancel : OrderType.PostOnly;
+    this.placeOrder(m, t, send, { owner, side, priceBps, quantity, orderType });
+  }
+
+  /** The program's place_order: match at the makers' prices, rest or cancel the rest. */
+  private placeOrder(
+    m: SimMarket,
+    t: number,
+    send: Sender,
+    a: { owner: string; side: Side; priceBps: number; quantity: bigint; orderType: OrderType },
+    as?: SentAs,
+  ): void {
+    const { owner, side, priceBps, quantity, orderType } = a;
+    const p = this.position(m, owner);
     const quote = toCanonical(side, priceBps);
     const orderId = m.nextOrderId;
     const placed: ProgramEvent = { kind: 'OrderPlaced', data: { market: m.address, orderId, owner, side, priceBps, quantity, orderType } };
@@ -565,7 +739,7 @@ export class MarketSimulator {
     if (orderType === OrderType.PostOnly && crossesTop(opposite[0])) {
       // The program refuses a crossing post-only order: a failed transaction whose log
       // still shows the event it emitted before failing. Indexers must ignore it.
-      send('PlaceOrder', [placed], owner, { InstructionError: [1, { Custom: 6010 }] });
+      send('PlaceOrder', [placed], owner, { InstructionError: [as?.index ?? 1, { Custom: programError('PostOnlyWouldCross').code }] }, as);
       return;
     }
     m.nextOrderId += 1n;
@@ -607,7 +781,7 @@ export class MarketSimulator {
     } else {
       this.rest(m, order);
     }
-    send('PlaceOrder', events, owner);
+    send('PlaceOrder', events, owner, undefined, as);
   }
 
   /**
@@ -709,6 +883,15 @@ export class MarketSimulator {
     }
   }
 
+  /** What a client reads off the chain to build a transaction for a market. */
+  marketAccounts(): { address: string; marketId: bigint; state: MarketState; mint: string; creator: string; tEnd: number }[] {
+    return [...this.markets.values()].map((m) => ({ address: m.address, marketId: m.marketId, state: m.state, mint: m.mint, creator: m.creator, tEnd: m.tEnd }));
+  }
+
+  get tickSizeBps(): number {
+    return this.tickSize;
+  }
+
   // ---- ground truth ----------------------------------------------------------------------------
   truth(): Truth {
     const markets = [...this.markets.values()];
@@ -793,4 +976,23 @@ export class MarketSimulator {
   }
 }
 
-type Sender = (instruction: string, events: ProgramEvent[], signer: string, err?: unknown) => string | undefined;
+/** A user's transaction keeps its own signature and message when the chain runs it. */
+interface SentAs {
+  signature: string;
+  message: RawTransaction['transaction']['message'];
+  /** The program instruction's index in the message. */
+  index: number;
+}
+type Sender = (instruction: string, events: ProgramEvent[], signer: string, err?: unknown, as?: SentAs) => string | undefined;
+
+/** A blockhash is accepted for this many blocks after its own, as on a real cluster. */
+export const BLOCKHASH_VALID_SLOTS = 150;
+
+/** The `Program log: Instruction: <Name>` line Anchor writes for each instruction. */
+const INSTRUCTION_LOG_NAMES: Record<Submitted['name'], string> = {
+  place_order: 'PlaceOrder',
+  cancel_order: 'CancelOrder',
+  claim_payout: 'ClaimPayout',
+  claim_referral: 'ClaimReferral',
+  claim_creator_fees: 'ClaimCreatorFees',
+};

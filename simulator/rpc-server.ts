@@ -1,14 +1,18 @@
 import http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { RawTransaction } from '../core/events';
+import bs58 from 'bs58';
 import type { MarketSimulator } from './engine';
+import { RpcSubmitError } from './submit';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';
 
 /**
  * The simulated chain behind a real Solana JSON-RPC surface: HTTP `getSlot`,
- * `getSignaturesForAddress`, `getTransaction`, `getHealth`, the oracle feeds' Pyth price
- * accounts through `getAccountInfo` and `getMultipleAccounts` (base64), and WebSocket `logsSubscribe`
+ * `getSignaturesForAddress`, `getTransaction`, `getHealth`, `getLatestBlockhash`,
+ * `getBlockHeight`, `sendTransaction` (signed transactions of the program's instructions run
+ * in the next block), the oracle feeds' Pyth price accounts through `getAccountInfo` and
+ * `getMultipleAccounts` (base64), and WebSocket `logsSubscribe`
  * with `logsNotification`s, in the shapes a Solana RPC node returns. Tests drive the chain
  * with `advance`, inject faults, and can withhold notifications to force a gap that only
  * the indexer's signature poll closes.
@@ -40,6 +44,25 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
         return { jsonrpc: '2.0', id, result: 'ok' };
       case 'getSlot':
         return { jsonrpc: '2.0', id, result: simulator.slot };
+      case 'getBlockHeight':
+        return { jsonrpc: '2.0', id, result: simulator.slot };
+      case 'getLatestBlockhash': {
+        const { slot, blockhash, lastValidBlockHeight } = simulator.latestBlockhash();
+        return { jsonrpc: '2.0', id, result: { context: { slot }, value: { blockhash, lastValidBlockHeight } } };
+      }
+      case 'sendTransaction': {
+        const [wire, cfg = {}] = params as [unknown, { encoding?: string }];
+        if (typeof wire !== 'string') return rpcError(id, -32602, 'Invalid params: transaction');
+        const encoding = cfg.encoding ?? 'base58';
+        if (encoding !== 'base58' && encoding !== 'base64') return rpcError(id, -32602, `unsupported encoding: ${encoding}`);
+        try {
+          const base64 = encoding === 'base64' ? wire : Buffer.from(bs58.decode(wire)).toString('base64');
+          return { jsonrpc: '2.0', id, result: simulator.submit(base64) };
+        } catch (err) {
+          if (err instanceof RpcSubmitError) return { jsonrpc: '2.0', id, error: { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) } };
+          return rpcError(id, -32602, `invalid transaction: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
       case 'getSignaturesForAddress': {
         const [address, cfg = {}] = params as [string, { limit?: number; before?: string; until?: string }];
         if (typeof address !== 'string') return rpcError(id, -32602, 'Invalid params: address');

@@ -485,6 +485,41 @@ export interface MarketIndexerSpecSettings {
   readonly redisCommandTimeoutMs?: number;
 
   /**
+   * requests from these countries get 451 `GEO_BLOCKED` on the `GEO_POLICY_PATHS` routes; the country is read from `GEO_COUNTRY_HEADER` (D-144)
+   *
+   * @schema MarketIndexerSpecSettings#GEO_BLOCKED_COUNTRIES
+   */
+  readonly geoBlockedCountries?: string;
+
+  /**
+   * requests from these countries get 451 `ATTESTATION_REQUIRED` on the `GEO_POLICY_PATHS` routes until the wallet has an attestation (`POST /attestations`, D-145)
+   *
+   * @schema MarketIndexerSpecSettings#ATTESTATION_REQUIRED_COUNTRIES
+   */
+  readonly attestationRequiredCountries?: string;
+
+  /**
+   * the header a trusted edge sets to the client's country (`CF-IPCountry`); honoured only from a peer `TRUST_PROXY` trusts, otherwise the country is unknown (D-144)
+   *
+   * @schema MarketIndexerSpecSettings#GEO_COUNTRY_HEADER
+   */
+  readonly geoCountryHeader?: string;
+
+  /**
+   * the routes the jurisdiction policy applies to (D-144)
+   *
+   * @schema MarketIndexerSpecSettings#GEO_POLICY_PATHS
+   */
+  readonly geoPolicyPaths?: string;
+
+  /**
+   * the wallets whose signed requests may call `/admin/*`; unset, every admin call is 403 `FORBIDDEN` (D-146)
+   *
+   * @schema MarketIndexerSpecSettings#ADMIN_WALLETS
+   */
+  readonly adminWallets?: string;
+
+  /**
    * host names accepted as the `domain` of wallet-auth messages
    *
    * @schema MarketIndexerSpecSettings#PUBLIC_HOSTS
@@ -644,6 +679,11 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'CHAIN_ID': obj.chainId,
     'DATABASE_POOL_MAX': obj.databasePoolMax,
     'REDIS_COMMAND_TIMEOUT_MS': obj.redisCommandTimeoutMs,
+    'GEO_BLOCKED_COUNTRIES': obj.geoBlockedCountries,
+    'ATTESTATION_REQUIRED_COUNTRIES': obj.attestationRequiredCountries,
+    'GEO_COUNTRY_HEADER': obj.geoCountryHeader,
+    'GEO_POLICY_PATHS': obj.geoPolicyPaths,
+    'ADMIN_WALLETS': obj.adminWallets,
     'PUBLIC_HOSTS': obj.publicHosts,
     'TRUST_PROXY': obj.trustProxy,
     'INDEXER_CACHE_ROWS': obj.indexerCacheRows,

@@ -23,6 +23,10 @@ export interface Config {
   rpcWsUrl: string;
   publicHosts: string[];
   trustProxy: TrustProxy;
+  /** The jurisdiction policy (D-144, D-145); empty lists mean off. */
+  /** Wallets allowed on /admin/* (D-146). */
+  adminWallets: string[];
+  geo: { blockedCountries: string[]; attestationCountries: string[]; countryHeader: string | undefined; paths: string[] };
   apiHost: string;
   apiPort: number;
   indexerPort: number;
@@ -88,6 +92,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rpcWsUrl: v.RPC_WS_URL ?? rpcUrl.replace(/^http/, 'ws'),
     publicHosts: v.PUBLIC_HOSTS.split(',').map((h) => h.toLowerCase()),
     trustProxy: v.TRUST_PROXY,
+    adminWallets: v.ADMIN_WALLETS?.split(',') ?? [],
+    geo: {
+      blockedCountries: v.GEO_BLOCKED_COUNTRIES?.split(',') ?? [],
+      attestationCountries: v.ATTESTATION_REQUIRED_COUNTRIES?.split(',') ?? [],
+      countryHeader: v.GEO_COUNTRY_HEADER?.toLowerCase(),
+      paths: v.GEO_POLICY_PATHS.split(','),
+    },
     apiHost: v.API_HOST,
     // PORT is the platforms' name for it; API_PORT, when set, wins (D-78). The validated
     // API_PORT always holds a value (its default), so "set" is read from the environment.

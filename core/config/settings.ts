@@ -119,6 +119,7 @@ function secretText<const C extends Common<string>>(minLength: number, c: C) {
 
 export const TENANT_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const COUNTRY_LIST = /^[A-Z]{2}(,[A-Z]{2})*$/;
 const HOST_LIST = /^[A-Za-z0-9.-]+(:[0-9]+)?(,[A-Za-z0-9.-]+(:[0-9]+)?)*$/;
 
 /**
@@ -202,9 +203,9 @@ export const SETTINGS = {
   // RPC endpoints usually carry the provider's API key in their path or query: secrets.
   RPC_URL: uri(['http', 'https'], {
     default: 'http://127.0.0.1:8899',
-    readBy: ['indexer'],
+    readBy: BOTH,
     secret: true,
-    description: 'Solana JSON-RPC endpoint',
+    description: 'Solana JSON-RPC endpoint: the indexer reads the program\'s transactions, the API reads recent blockhashes for `/tx/*`',
   }),
   RPC_WS_URL: uri(['ws', 'wss'], {
     defaultText: '`RPC_URL` with the `ws` scheme',
@@ -213,6 +214,29 @@ export const SETTINGS = {
     description: 'Solana RPC WebSocket endpoint (`logsSubscribe`)',
   }),
 
+  // The jurisdiction policy (D-144): off until a country list is set.
+  GEO_BLOCKED_COUNTRIES: text(COUNTRY_LIST, 'comma-separated ISO 3166-1 alpha-2 codes', {
+    readBy: ['api'],
+    description: 'requests from these countries get 451 `GEO_BLOCKED` on the `GEO_POLICY_PATHS` routes; the country is read from `GEO_COUNTRY_HEADER` (D-144)',
+  }),
+  ATTESTATION_REQUIRED_COUNTRIES: text(COUNTRY_LIST, 'comma-separated ISO 3166-1 alpha-2 codes', {
+    readBy: ['api'],
+    description: 'requests from these countries get 451 `ATTESTATION_REQUIRED` on the `GEO_POLICY_PATHS` routes until the wallet has an attestation (`POST /attestations`, D-145)',
+  }),
+  GEO_COUNTRY_HEADER: text(/^[A-Za-z0-9-]{1,64}$/, 'header name', {
+    readBy: ['api'],
+    description: 'the header a trusted edge sets to the client\'s country (`CF-IPCountry`); honoured only from a peer `TRUST_PROXY` trusts, otherwise the country is unknown (D-144)',
+  }),
+  GEO_POLICY_PATHS: text(/^\/[A-Za-z0-9/_*:-]*(,\/[A-Za-z0-9/_*:-]*)*$/, 'comma-separated route paths', {
+    default: '/tx/*',
+    readBy: ['api'],
+    ruleText: 'comma-separated route paths under the API prefix; a trailing `*` matches a prefix',
+    description: 'the routes the jurisdiction policy applies to (D-144)',
+  }),
+  ADMIN_WALLETS: text(/^[1-9A-HJ-NP-Za-km-z]{32,44}(,[1-9A-HJ-NP-Za-km-z]{32,44})*$/, 'comma-separated base58 addresses', {
+    readBy: ['api'],
+    description: 'the wallets whose signed requests may call `/admin/*`; unset, every admin call is 403 `FORBIDDEN` (D-146)',
+  }),
   PUBLIC_HOSTS: text(HOST_LIST, 'comma-separated host names', {
     default: 'localhost',
     readBy: ['api'],

@@ -50,3 +50,20 @@ export function currentYesPrice(bestBid: number | null, bestAsk: number | null, 
   if (bestAsk !== null) return bestAsk;
   return fallback ?? BPS_SCALE / 2;
 }
+
+/**
+ * Order bounds the program enforces (D-141) and `/tx/place-order` checks before building:
+ * quantity in share base units, price a multiple of the tick size within 1-9,999 bps.
+ */
+export const ORDER_QUANTITY_MIN = 1n;
+export const ORDER_QUANTITY_MAX = 1_000_000_000_000n;
+
+/** Why a limit price is refused at a tick size, or undefined when it is valid. */
+export function orderPriceProblem(priceBps: number, tickSizeBps: number): string | undefined {
+  if (!Number.isInteger(priceBps) || priceBps < 1 || priceBps > 9_999) return 'must be an integer from 1 to 9999 bps';
+  if (priceBps % tickSizeBps !== 0) return `must be a multiple of the tick size (${tickSizeBps} bps)`;
+  return undefined;
+}
+
+export const orderQuantityProblem = (q: bigint): string | undefined =>
+  q < ORDER_QUANTITY_MIN || q > ORDER_QUANTITY_MAX ? `must be from ${ORDER_QUANTITY_MIN} to ${ORDER_QUANTITY_MAX} base units` : undefined;

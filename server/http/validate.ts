@@ -26,6 +26,16 @@ export function parse<T>(schema: Joi.ObjectSchema<T>, input: unknown, where: 'qu
   return value as T;
 }
 
+/** Validates a JSON body; unknown fields and wrong values are 400 VALIDATION_ERROR with one detail each (D-14). */
+export function parseBody<T>(schema: Joi.ObjectSchema<T>, input: unknown): T {
+  const { value, error } = schema.validate(input ?? {}, { abortEarly: false, convert: false, errors: { wrap: { label: false } } });
+  if (error) {
+    const details = error.details.map((d) => ({ field: clip(`body.${d.path.join('.')}`, MAX_ECHO + 8), message: boundedMessage(d) }));
+    throw new ApiError('VALIDATION_ERROR', `Invalid request body: ${details[0]?.message ?? 'invalid value'}`, details);
+  }
+  return value as T;
+}
+
 /** For endpoints that take no query parameters: any parameter is refused. Built once. */
 export const NO_PARAMS = Joi.object({});
 

@@ -1,6 +1,8 @@
 import { API_PREFIX } from '../../core/constants';
 import { errorBody } from '../../core/http/errors';
 import { achievementsRoutes } from './achievements';
+import { adminRoutes } from './admin';
+import { attestationsRoutes } from './attestations';
 import { challengesRoutes } from './challenges';
 import { configRoutes } from './config';
 import { creatorsRoutes } from './creators';
@@ -15,6 +17,7 @@ import { statsRoutes } from './stats';
 import { statusRoutes } from './status';
 import type { Presentation, RouteDeps, RouteDef } from './table';
 import { tradesRoutes } from './trades';
+import { txRoutes } from './tx';
 import { walletRoutes } from './wallet';
 
 /** Every route of the spec's interface (v1), one resource per file. */
@@ -34,6 +37,9 @@ export const v1Routes = (deps: RouteDeps): RouteDef[] => [
   ...referralsRoutes(deps),
   ...creatorsRoutes(deps),
   ...statusRoutes(deps),
+  ...txRoutes(deps),
+  ...attestationsRoutes(deps),
+  ...adminRoutes(deps),
 ];
 
 /** The spec's interface: `/api/v1`, bodies as each route writes them, errors as `{ error, code, details? }`. */

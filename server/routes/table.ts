@@ -1,12 +1,14 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type Joi from 'joi';
 import { match } from 'path-to-regexp';
 import type { Db } from '../../core/db';
+import type { ChainAccess } from '../../core/tx';
 import type { Tier } from '../../core/limits';
 import type { Metrics } from '../../core/telemetry/metrics';
-import type { ErrorCode, ErrorWriter } from '../http/errors';
+import type { AdminGate } from '../http/admin-gate';
+import { ApiError, type ErrorCode, type ErrorWriter } from '../http/errors';
 import type { HotCache } from '../read/hot-cache';
-import { parse } from '../http/validate';
+import { parse, parseBody } from '../http/validate';
 import type { Guards } from './guards';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
@@ -24,9 +26,11 @@ export type Access =
   | { by: 'plan' };
 
 /** What a handler receives besides the request: its query and path parameters, validated. */
-export interface RouteInput<Q, P> {
+export interface RouteInput<Q, P, B = unknown> {
   query: Q;
   params: P;
+  /** The JSON body, validated by the route's `body` rules (POST routes that take one). */
+  body: B;
 }
 
 /**
@@ -53,6 +57,10 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
   documentedQuery?: Joi.ObjectSchema[];
   /** The path parameter rules, for paths with parameters. */
   params?: Joi.ObjectSchema<P>;
+  /** Only for ADMIN_WALLETS (D-146): audited, 403 FORBIDDEN for other wallets. Needs `by: 'wallet'`. */
+  admin?: boolean;
+  /** The JSON body rules (400 VALIDATION_ERROR with `details`), for routes that take a body. */
+  body?: Joi.ObjectSchema;
   /**
    * The refusals the handler itself makes (NOT_FOUND, ...), beyond those every route can give
    * (validation, limits, authentication, store failures, timeout): the contract lists them.
@@ -60,7 +68,7 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
   errors?: ErrorCode[];
   /** Answers 304 to a current `If-None-Match` (a hot read, D-48). */
   conditional?: boolean;
-  handler: (req: Request, res: Response, input: RouteInput<Q, P>) => Promise<void>;
+  handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 /** Declares a route with its parameter types inferred from its schemas. */
@@ -70,12 +78,24 @@ function guard(g: Guards, a: Access): RequestHandler {
   return a.by === 'plan' ? g.plan() : a.by === 'ip' ? g.ip(a.tier) : g.wallet(a.tier);
 }
 
+/** Small JSON bodies only: every body the API takes is a handful of fields. */
+const jsonBody = express.json({ limit: '4kb', strict: true, type: 'application/json' });
+
 /**
  * Every route in table order, on `router` under `prefix` (the app's own router: a nested one
  * would cost each request another walk and a prefix trim). The access check (rate limit,
  * signature) runs before validation, so a refused parameter still costs its request (spec 8).
  */
-export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'delete'>, prefix: string, routes: readonly RouteDef[], g: Guards): void {
+export function mountRoutes(
+  router: Pick<Router, 'get' | 'post' | 'delete' | 'use' | 'all'>,
+  prefix: string,
+  routes: readonly RouteDef[],
+  g: Guards,
+  policy: (path: string) => RequestHandler | undefined = () => undefined,
+  admin?: AdminGate,
+): void {
+  // Every /admin/* request is audited, known path or not (D-146).
+  if (admin) router.use(`${prefix}/admin`, admin.audit);
   for (const r of routes) {
     const path = `${prefix}${r.path}`;
     const primary = guard(g, r.access);
@@ -84,23 +104,36 @@ export function mountRoutes(router: Pick<Router, 'get' | 'post' | 'delete'>, pre
     const handle: RequestHandler = async (req, res) => {
       const params = r.params ? parse(r.params, req.params, 'path') : (req.params as Record<string, string>);
       const query = r.query === 'custom' ? req.query : parse(r.query, req.query, 'query');
-      await r.handler(req, res, { query, params });
+      const body = r.body ? parseBody(r.body, req.body) : undefined;
+      await r.handler(req, res, { query, params, body });
     };
+    // Bodies are read only after the access check: an unauthenticated flood costs no parsing.
+    // The jurisdiction policy (451) runs once the caller is known, before the body is read.
+    const guarded = policy(r.path);
+    if (r.admin && (!admin || r.access.by !== 'wallet')) throw new Error(`${r.path}: an admin route needs the admin gate and wallet access`);
+    const steps: RequestHandler[] = [access, ...(r.admin ? [admin!.check] : []), ...(guarded ? [guarded] : []), ...(r.body ? [jsonBody] : []), handle];
     switch (r.method) {
       case 'GET':
-        router.get(path, access, handle);
+        router.get(path, ...steps);
         break;
       case 'POST':
-        router.post(path, access, handle);
+        router.post(path, ...steps);
         break;
       case 'DELETE':
-        router.delete(path, access, handle);
+        router.delete(path, ...steps);
         break;
       default: {
         const never: never = r.method;
         throw new Error(`unsupported method ${String(never)}`);
       }
     }
+  }
+  // Any other /admin/* path: the same signature and allow-list first, so a wallet outside it
+  // learns nothing about which admin paths exist (403 everywhere); admins get 404.
+  if (admin) {
+    router.all(`${prefix}/admin/*rest`, g.wallet('sensitive'), admin.check, () => {
+      throw new ApiError('NOT_FOUND', 'Not found');
+    });
   }
 }
 
@@ -124,6 +157,8 @@ export interface RouteDeps {
   hot: HotCache;
   metrics: Metrics;
   startedAt: number;
+  /** The tenant's chain, for the recent blockhash of `/tx/*`; unset answers them 503. */
+  chain?: ChainAccess;
 }
 
 /**

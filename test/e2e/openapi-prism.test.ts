@@ -120,6 +120,8 @@ describe('openapi.yaml against the served API through Stoplight Prism (a validat
       marketId: [market.address, market.market_id, '999999999', '1111111111111111111111111111111111'],
       wallet: [wallet.owner, trader.address],
       address: [wallet.owner],
+      // /admin/attestations/:id/revoke (a non-admin wallet: 403, D-146).
+      id: ['1', '999999'],
     };
     const goodQuery: Record<string, string[]> = { tx: [tx.tx_signature], market: [market.address], owner: [trader.address], mint: [market.address], chain: ['solana-mainnet'] };
 

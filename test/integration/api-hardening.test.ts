@@ -291,7 +291,9 @@ describe('hostile request targets (real sockets, real Redis)', () => {
           const target = `${path}?zzz=1`;
           const headers = signedPaths.includes(template) ? walletHeaders(trader, `GET ${target.slice('/api/v1'.length)}`) : {};
           const r = await call(`${base}${target}`, { headers });
-          expect([template, r.status, r.body.code, r.body.details?.[0]?.field]).toEqual([template, 400, 'INVALID_PARAMETER', 'query.zzz']);
+          // /admin/* checks the allow-list before anything else, so a wallet outside it learns nothing (D-146).
+          if (template.startsWith('/api/v1/admin/')) expect([template, r.status, r.body.code]).toEqual([template, 403, 'FORBIDDEN']);
+          else expect([template, r.status, r.body.code, r.body.details?.[0]?.field]).toEqual([template, 400, 'INVALID_PARAMETER', 'query.zzz']);
         }
         // The root alias of /status too.
         expect((await call(`${base}/status?foo=1`)).status).toBe(400);

@@ -190,7 +190,10 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
 
   it('gives 404 for unknown paths, 405 with Allow for a known path, and request ids', async () => {
     expectError(await get(v1('/nope')), 404, 'NOT_FOUND');
-    expectError(await get(`${api.url}/tx/place-order`), 404, 'NOT_FOUND');
+    // The root alias of a POST-only route (issue 22): 405, allowing POST.
+    const txGet = await get(`${api.url}/tx/place-order`);
+    expectError(txGet, 405, 'METHOD_NOT_ALLOWED');
+    expect(txGet.res.headers.get('allow')).toBe('POST');
     const post = await get(v1('/markets'), { method: 'POST' });
     expectError(post, 405, 'METHOD_NOT_ALLOWED');
     expect(post.res.headers.get('allow')).toBe('GET, HEAD');

@@ -45,6 +45,8 @@ const FROM_V1: Record<ErrorCode, LegacyCode> = {
   USER_NOT_FOUND: 'NOT_FOUND',
   RESOURCE_NOT_FOUND: 'NOT_FOUND',
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  // The variant serves no admin routes: a refusal there names nothing that exists.
+  FORBIDDEN: 'NOT_FOUND',
   CONFLICT: 'VALIDATION_ERROR',
   RATE_LIMITED: 'RATE_LIMITED',
   GEO_BLOCKED: 'NOT_FOUND',

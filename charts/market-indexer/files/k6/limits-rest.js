@@ -2428,6 +2428,66 @@ var ROUTES = {
       "GET"
     ],
     "name": "/api/v1/v2/wallet/:address/analytics"
+  },
+  "/tx/place-order": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/place-order"
+  },
+  "/tx/cancel-order": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/cancel-order"
+  },
+  "/tx/claim-payout": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/claim-payout"
+  },
+  "/tx/claim-referral": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/claim-referral"
+  },
+  "/tx/claim-creator-fees": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/tx/claim-creator-fees"
+  },
+  "/attestations": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/attestations"
+  },
+  "/admin/indexer": {
+    "methods": [
+      "GET"
+    ],
+    "name": "/api/v1/admin/indexer"
+  },
+  "/admin/dead-letters": {
+    "methods": [
+      "GET"
+    ],
+    "name": "/api/v1/admin/dead-letters"
+  },
+  "/admin/audit": {
+    "methods": [
+      "GET"
+    ],
+    "name": "/api/v1/admin/audit"
+  },
+  "/admin/attestations/{id}/revoke": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/admin/attestations/:id/revoke"
   }
 };
 var OPS_PATHS = {

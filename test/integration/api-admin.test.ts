@@ -1,0 +1,129 @@
+import bs58 from 'bs58';
+import nacl from 'tweetnacl';
+import { createDatabase, type Database } from '../../core/db';
+import type { Redis } from '../../core/redis/client';
+import { createIndexer } from '../../indexer/indexer';
+import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createApp } from '../../server/app';
+import { createApiStores } from '../../server/stores';
+import { call, serve, walletHeaders, type Json } from '../support/api';
+import { testCommon } from '../support/common';
+import { PROGRAM_ID } from '../support/indexer';
+import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { connectRedis, testTenant } from '../support/redis';
+import { waitFor } from '../support/tables';
+
+const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
+const wallet = () => {
+  const kp = nacl.sign.keyPair();
+  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
+};
+
+describe('/admin/* (ADMIN_WALLETS, real signatures, audit table)', () => {
+  let tdb: TestDatabase;
+  let database: Database;
+  const redisClients: Redis[] = [];
+  const servers: { url: string; close(): Promise<void> }[] = [];
+  const admin = wallet();
+  const admin2 = wallet();
+  const stranger = wallet();
+  let api: string;
+
+  async function start(env: Record<string, string> = {}) {
+    const common = testCommon({ PROGRAM_ID, TENANT_ID: testTenant(), ...HIGH, ADMIN_WALLETS: `${admin.address},${admin2.address}`, ...env });
+    const redis = connectRedis();
+    redisClients.push(redis);
+    const s = await serve(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
+    servers.push(s);
+    return s.url;
+  }
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    database = createDatabase({ url: tdb.url, poolMax: 4 });
+    const source = createSimulatorSource({ seed: 77, programId: PROGRAM_ID, untilSlot: 200, epochSeconds: 30, wallets: 6 });
+    await createIndexer({ common: testCommon({ PROGRAM_ID }), db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source }).run();
+    // Two dead letters of different reasons, as the projector stores them.
+    await database.db.none(
+      `INSERT INTO dead_letters (signature, event_index, slot, kind, reason, detail, source) VALUES
+         ('sigA', 0, 10, 'OrderFilled', 'invalid_transition', 'order unknown', 'test'),
+         ('sigB', -1, 11, NULL, 'undecodable', 'bad bytes', 'test')`,
+    );
+    api = await start();
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    redisClients.forEach((r) => r.disconnect());
+    await database.close();
+    await tdb.drop();
+  });
+
+  const get = (base: string, path: string, key = admin, o = {}) => call(`${base}/api/v1${path}`, { headers: walletHeaders(key, `GET ${path}`, o) });
+
+  it('serves the indexer state, dead letters by reason and page, to admin wallets', async () => {
+    const r = await get(api, '/admin/indexer');
+    expect(r.status).toBe(200);
+    expect(r.body.data.cursor.lastProcessedSlot).toMatch(/^\d+$/);
+    expect(r.body.data.deadLetters).toEqual({ invalid_transition: 1, undecodable: 1 });
+    const all = await get(api, '/admin/dead-letters');
+    expect(all.body.data).toMatchObject({ total: 2, limit: 50, offset: 0 });
+    expect(all.body.data.deadLetters.map((d: Json) => d.signature)).toEqual(['sigB', 'sigA']);
+    const one = await get(api, '/admin/dead-letters?reason=undecodable&limit=1');
+    expect(one.body.data).toMatchObject({ total: 1, limit: 1 });
+    expect(one.body.data.deadLetters[0]).toMatchObject({ signature: 'sigB', eventIndex: -1, kind: null, reason: 'undecodable' });
+    expect((await get(api, '/admin/dead-letters?limit=0')).body.code).toBe('INVALID_PARAMETER');
+  });
+
+  it('answers other wallets 403 FORBIDDEN on every admin path, known or not; unsigned 401; replay 401', async () => {
+    for (const path of ['/admin/indexer', '/admin/audit']) {
+      const r = await get(api, path, stranger);
+      expect([path, r.status, r.body]).toEqual([path, 403, { error: 'Forbidden', code: 'FORBIDDEN' }]);
+    }
+    // A path that does not exist (so not in openapi.yaml: plain fetch) looks the same to them.
+    const unknown = (key: ReturnType<typeof wallet>) => fetch(`${api}/api/v1/admin/no-such-thing`, { headers: walletHeaders(key, 'GET /admin/no-such-thing') });
+    const hidden = await unknown(stranger);
+    expect([hidden.status, await hidden.json()]).toEqual([403, { error: 'Forbidden', code: 'FORBIDDEN' }]);
+    expect((await unknown(admin)).status).toBe(404);
+    const unsigned = await call(`${api}/api/v1/admin/indexer`);
+    expect([unsigned.status, unsigned.body.code]).toEqual([401, 'MISSING_AUTH_HEADERS']);
+    const nonce = `admin-replay-${Date.now()}`;
+    expect((await get(api, '/admin/indexer', admin, { nonce })).status).toBe(200);
+    expect((await get(api, '/admin/indexer', admin, { nonce })).body).toMatchObject({ code: 'UNAUTHORIZED', error: 'Nonce already used' });
+    // Without ADMIN_WALLETS nobody is an admin.
+    const closed = await start({ ADMIN_WALLETS: '' });
+    expect((await get(closed, '/admin/indexer')).status).toBe(403);
+  });
+
+  it('revokes attestations once', async () => {
+    const { id } = await database.db.one("INSERT INTO attestations (wallet, country, statement, signature) VALUES ('w', 'XA', 's', 'sig') RETURNING id");
+    const revoke = (n: string) => call(`${api}/api/v1/admin/attestations/${n}/revoke`, { method: 'POST', headers: walletHeaders(admin, `POST /admin/attestations/${n}/revoke`) });
+    const r = await revoke(String(id));
+    expect(r.status).toBe(200);
+    expect(r.body.data.attestation).toMatchObject({ id: Number(id), wallet: 'w', country: 'XA', revokedBy: admin.address });
+    expect((await revoke(String(id))).body.code).toBe('CONFLICT');
+    expect((await revoke('999999')).body.code).toBe('NOT_FOUND');
+  });
+
+  it('writes every admin call to the audit table, refusals included', async () => {
+    const marker = `/admin/dead-letters?offset=${Date.now() % 1000}`;
+    await get(api, marker, admin2);
+    await get(api, '/admin/indexer', stranger);
+    await call(`${api}/api/v1/admin/audit`);
+    const audit = await waitFor('audit rows', async () => {
+      const r = await get(api, '/admin/audit?limit=100');
+      const entries = r.body.data.entries as Json[];
+      return entries.some((e) => e.action === `GET /api/v1${marker}`) && entries.some((e) => e.status === 403) && entries.some((e) => e.status === 401) ? entries : undefined;
+    });
+    expect(audit.find((e) => e.action === `GET /api/v1${marker}`)).toMatchObject({ wallet: admin2.address, status: 200, outcome: 'ok' });
+    expect(audit.find((e) => e.status === 403)).toMatchObject({ wallet: stranger.address, outcome: 'FORBIDDEN' });
+    expect(audit.find((e) => e.status === 401)).toMatchObject({ wallet: null, outcome: 'MISSING_AUTH_HEADERS' });
+  });
+
+  it('spends the sensitive tier per admin wallet', async () => {
+    const fresh = wallet();
+    const t2 = await start({ RATE_LIMIT_SENSITIVE_MAX: '2', ADMIN_WALLETS: fresh.address });
+    expect((await get(t2, '/admin/indexer', fresh)).status).toBe(200);
+    expect((await get(t2, '/admin/indexer', fresh)).status).toBe(200);
+    const limited = await get(t2, '/admin/indexer', fresh);
+    expect([limited.status, limited.body.code]).toEqual([429, 'RATE_LIMITED']);
+  });
+});

@@ -1,0 +1,108 @@
+import bs58 from 'bs58';
+import nacl from 'tweetnacl';
+import { createDatabase, type Database } from '../../core/db';
+import type { Redis } from '../../core/redis/client';
+import { createApp } from '../../server/app';
+import { createApiStores } from '../../server/stores';
+import { call, serve, walletHeaders } from '../support/api';
+import { testCommon } from '../support/common';
+import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { connectRedis, testTenant } from '../support/redis';
+
+const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000', RATE_LIMIT_COMPLIANCE_MAX: '100000' };
+const POLICY = { GEO_BLOCKED_COUNTRIES: 'XB,XC', ATTESTATION_REQUIRED_COUNTRIES: 'XA', GEO_COUNTRY_HEADER: 'CF-IPCountry' };
+const wallet = () => {
+  const kp = nacl.sign.keyPair();
+  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
+};
+// No market exists: a request the policy lets through is refused by the route's own check.
+const ORDER = { market: bs58.encode(Buffer.alloc(32, 3)), side: 'buy_yes', priceBps: 100, quantity: '5' };
+
+describe('451 jurisdiction policy and POST /attestations (real signatures, PostgreSQL, Redis)', () => {
+  let tdb: TestDatabase;
+  let database: Database;
+  const redisClients: Redis[] = [];
+  const servers: { url: string; close(): Promise<void> }[] = [];
+
+  async function start(env: Record<string, string>) {
+    const common = testCommon({ TENANT_ID: testTenant(), ...HIGH, ...env });
+    const redis = connectRedis();
+    redisClients.push(redis);
+    const s = await serve(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
+    servers.push(s);
+    return s.url;
+  }
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    database = createDatabase({ url: tdb.url, poolMax: 4 });
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    redisClients.forEach((r) => r.disconnect());
+    await database.close();
+    await tdb.drop();
+  });
+
+  const placeOrder = (base: string, key: ReturnType<typeof wallet>, country?: string) =>
+    call(`${base}/api/v1/tx/place-order`, {
+      method: 'POST',
+      headers: { ...walletHeaders(key, 'POST /tx/place-order'), 'content-type': 'application/json', ...(country ? { 'cf-ipcountry': country } : {}) },
+      body: JSON.stringify(ORDER),
+    });
+  const attest = (base: string, key: ReturnType<typeof wallet>, body: Record<string, string>) =>
+    call(`${base}/api/v1/attestations`, { method: 'POST', headers: { ...walletHeaders(key, 'POST /attestations'), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const statementOf = (key: ReturnType<typeof wallet>, country: string) => {
+    const statement = `I, holder of wallet ${key.address}, attest that I may trade under the rules of ${country}.`;
+    return { country, statement, signature: bs58.encode(nacl.sign.detached(Buffer.from(statement), key.secretKey)) };
+  };
+
+  it('is off by default: the country header changes nothing', async () => {
+    const base = await start({ TRUST_PROXY: 'loopback', GEO_COUNTRY_HEADER: 'CF-IPCountry' });
+    const r = await placeOrder(base, wallet(), 'XB');
+    expect([r.status, r.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+  });
+
+  it('answers 451 GEO_BLOCKED for a blocked country from a trusted proxy, and not for others', async () => {
+    const base = await start({ TRUST_PROXY: 'loopback', ...POLICY });
+    const blocked = await placeOrder(base, wallet(), 'xc');
+    expect([blocked.status, blocked.body.code]).toEqual([451, 'GEO_BLOCKED']);
+    expect((await placeOrder(base, wallet(), 'FR')).status).toBe(400);
+    expect((await placeOrder(base, wallet())).status).toBe(400); // unknown country
+    // Routes outside GEO_POLICY_PATHS are not covered.
+    expect((await call(`${base}/api/v1/markets`, { headers: { 'cf-ipcountry': 'XB' } })).status).toBe(200);
+  });
+
+  it('ignores a forged country header from an address TRUST_PROXY does not trust', async () => {
+    const base = await start({ TRUST_PROXY: '10.0.0.1', ...POLICY });
+    const r = await placeOrder(base, wallet(), 'XB');
+    expect([r.status, r.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+  });
+
+  it('answers 451 ATTESTATION_REQUIRED until the wallet attests, per wallet and country', async () => {
+    const base = await start({ TRUST_PROXY: 'loopback', ...POLICY });
+    const w = wallet();
+    const before = await placeOrder(base, w, 'XA');
+    expect([before.status, before.body.code]).toEqual([451, 'ATTESTATION_REQUIRED']);
+    // Refused attestations: another wallet's signature, a statement naming neither wallet nor country.
+    const other = wallet();
+    const forged = { ...statementOf(w, 'XA'), signature: statementOf(other, 'XA').signature };
+    expect((await attest(base, w, forged)).body.details.map((d: { field: string }) => d.field)).toEqual(['body.signature']);
+    const vague = 'I attest that I may trade here, honestly.';
+    const vagueBody = { country: 'XA', statement: vague, signature: bs58.encode(nacl.sign.detached(Buffer.from(vague), w.secretKey)) };
+    expect((await attest(base, w, vagueBody)).body.details.map((d: { field: string }) => d.field)).toEqual(['body.statement', 'body.statement']);
+    expect((await placeOrder(base, w, 'XA')).status).toBe(451);
+
+    const ok = await attest(base, w, statementOf(w, 'XA'));
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.attestation).toMatchObject({ wallet: w.address, country: 'XA' });
+    const stored = await database.db.one('SELECT statement, signature FROM attestations WHERE wallet = $1', [w.address]);
+    expect(stored).toEqual({ statement: statementOf(w, 'XA').statement, signature: statementOf(w, 'XA').signature });
+    const after = await placeOrder(base, w, 'XA');
+    expect([after.status, after.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+    // Another wallet from the same country still needs its own.
+    expect((await placeOrder(base, other, 'XA')).status).toBe(451);
+    // A revoked attestation no longer counts.
+    await database.db.none("UPDATE attestations SET revoked_at = now(), revoked_by = 'test' WHERE wallet = $1", [w.address]);
+    expect((await placeOrder(base, w, 'XA')).status).toBe(451);
+  });
+});

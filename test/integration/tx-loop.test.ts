@@ -1,0 +1,118 @@
+import bs58 from 'bs58';
+import nacl from 'tweetnacl';
+import type { Common } from '../../core/common';
+import { createDatabase, type Database } from '../../core/db';
+import { MarketState, OrderType, Side } from '../../core/domain';
+import type { Redis } from '../../core/redis/client';
+import { createKeys } from '../../core/redis/keys';
+import { createRedisUpdateLog } from '../../core/redis/updates';
+import { buildProgramTransaction } from '../../core/tx';
+import { createIndexer, type Indexer } from '../../indexer/indexer';
+import { createRpcSource } from '../../indexer/sources/rpc';
+import { startApiServer } from '../../server/run';
+import { createLiveStores } from '../../server/stores';
+import { MarketSimulator } from '../../simulator/engine';
+import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../simulator/rpc-server';
+import { call, walletHeaders, type Json } from '../support/api';
+import { testCommon } from '../support/common';
+import { PROGRAM_ID } from '../support/indexer';
+import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { connectRedis, testTenant } from '../support/redis';
+import { waitFor } from '../support/tables';
+import { signWireTransaction } from '../support/tx';
+import { WsClient } from '../support/ws';
+
+const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
+
+describe('build → sign → send to the simulated chain → indexed → /orders and /ws', () => {
+  // No random orders: the order book holds only what this test sends.
+  const sim = new MarketSimulator({ seed: 2201, programId: PROGRAM_ID, epochSeconds: 30, wallets: 6, ordersPerSlot: 0 });
+  let chain: SimulatorRpcServer;
+  let tdb: TestDatabase;
+  let database: Database;
+  let indexer: Indexer;
+  let indexerRun: Promise<void>;
+  let source: ReturnType<typeof createRpcSource>;
+  let api: { url: string; wsUrl: string; common: Common };
+  const redisClients: Redis[] = [];
+  const kp = nacl.sign.keyPair();
+  const trader = { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
+  let market: ReturnType<MarketSimulator['marketAccounts']>[number];
+
+  beforeAll(async () => {
+    chain = createSimulatorRpcServer({ simulator: sim });
+    const endpoints = await chain.listen();
+    while (!sim.marketAccounts().some((m) => m.state === MarketState.Trading)) chain.advance(1);
+    market = sim.marketAccounts().find((m) => m.state === MarketState.Trading)!;
+    const tenant = testTenant();
+    tdb = await createTestDatabase();
+    database = createDatabase({ url: tdb.url, poolMax: 4 });
+    const icommon = testCommon({ PROGRAM_ID, TENANT_ID: tenant });
+    const pub = connectRedis();
+    redisClients.push(pub);
+    source = createRpcSource({ common: icommon, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, pollIntervalMs: 200 });
+    indexer = createIndexer({
+      common: icommon, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, source, heartbeatMs: 200,
+      updates: createRedisUpdateLog({ redis: pub, keys: createKeys(tenant) }),
+    });
+    indexerRun = indexer.run();
+    const common = testCommon({ PROGRAM_ID, TENANT_ID: tenant, API_PORT: '0', API_HOST: '127.0.0.1', ...HIGH });
+    const redis = connectRedis();
+    redisClients.push(redis);
+    const live = createLiveStores(common, redis);
+    common.shutdown.add('live', () => live.close());
+    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: true });
+    api = { url: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}/ws`, common };
+    await waitFor('the trading market indexed', async () => (await call(`${api.url}/api/v1/markets/${market.address}`)).body?.data?.market?.state === MarketState.Trading);
+  });
+  afterAll(async () => {
+    await api.common.shutdown.run('test over');
+    await indexer.stop();
+    await indexerRun;
+    await source.close();
+    await chain.close();
+    redisClients.forEach((r) => r.disconnect());
+    await database.close();
+    await tdb.drop();
+  });
+
+  const orders = async () => (await call(`${api.url}/api/v1/orders`, { headers: walletHeaders(trader, 'GET /orders') })).body as Json;
+
+  /** What a wallet app does: fetch a blockhash, build, sign, send through JSON-RPC. */
+  async function send(name: 'place_order' | 'cancel_order', accounts: Record<string, string>, args: never): Promise<string> {
+    const { value } = await source.rpc.call<{ value: { blockhash: string; lastValidBlockHeight: number } }>('getLatestBlockhash', [{ commitment: 'confirmed' }]);
+    const built = await buildProgramTransaction({
+      programId: PROGRAM_ID, name, signer: trader.address, accounts, args,
+      recent: { blockhash: value.blockhash, lastValidBlockHeight: BigInt(value.lastValidBlockHeight) },
+    });
+    const wire = signWireTransaction(built.transaction, trader.secretKey);
+    return source.rpc.call<string>('sendTransaction', [wire, { encoding: 'base64' }]);
+  }
+
+  it('places an order the indexer projects into /orders and the orderbook stream, then cancels it', async () => {
+    const ws = await WsClient.open(api.wsUrl);
+    try {
+      const channel = `orderbook:${market.marketId}`;
+      await ws.next((m) => m.type === 'connected');
+      expect(await ws.request({ type: 'subscribe', channel })).toMatchObject({ type: 'subscribed', channel });
+      const price = sim.tickSizeBps * 20;
+      const placed = await send('place_order', { owner: trader.address, market: market.address, settlement_mint: market.mint }, {
+        side: Side.BuyYes, priceBps: price, quantity: 3_000_000n, orderType: OrderType.Limit,
+      } as never);
+      chain.advance(1);
+      const bid = await ws.next((m) => m.type === 'update' && m.channel === channel && m.data.bestBid === price);
+      expect(bid.data).toMatchObject({ marketId: market.marketId.toString(), bestBid: price, bestAsk: null });
+      await waitFor('the order in /orders', async () => (await orders()).data.orders.length === 1);
+      const [order] = (await orders()).data.orders;
+      expect(order).toMatchObject({ marketAddress: market.address, owner: trader.address, sideCode: Side.BuyYes, priceBps: price, quantity: '3000000', status: 'open', statusCode: 0 });
+      expect(placed).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+
+      await send('cancel_order', { owner: trader.address, market: market.address }, { orderId: BigInt(order.orderId) } as never);
+      chain.advance(1);
+      await ws.next((m) => m.type === 'update' && m.channel === channel && m.data.bestBid === null);
+      await waitFor('the order cancelled in /orders', async () => (await orders()).data.orders[0]?.status === 'cancelled');
+    } finally {
+      await ws.close();
+    }
+  });
+});
