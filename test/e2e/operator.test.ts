@@ -214,7 +214,10 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     await waitFor('beta degraded', async () => condition('beta', 'Degraded')?.reason === 'SecretMissing');
     expect(condition('beta', 'Degraded')!.message).toContain('market-indexer/DATABASE_URL, market-indexer/REDIS_URL, market-indexer/RPC_URL');
     expect(ofTenant('mi-beta').map(keyOf)).toEqual(['Namespace//mi-beta']);
-    expect(s().list(type('', 'v1', 'events'), 'default', []).some((e) => (e.involvedObject as Json).name === 'beta' && e.reason === 'SecretMissing' && e.type === 'Warning')).toBe(true);
+    // The Event is a write of its own after the status: wait for it rather than race it.
+    await waitFor('a SecretMissing warning Event', async () =>
+      s().list(type('', 'v1', 'events'), 'default', []).some((e) => (e.involvedObject as Json).name === 'beta' && e.reason === 'SecretMissing' && e.type === 'Warning'),
+    );
     apply('Secret', 'secrets', '', {
       apiVersion: 'v1',
       kind: 'Secret',
