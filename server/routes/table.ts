@@ -78,6 +78,33 @@ function guard(g: Guards, a: Access): RequestHandler {
   return a.by === 'plan' ? g.plan() : a.by === 'ip' ? g.ip(a.tier) : g.wallet(a.tier);
 }
 
+/** The raw query string of a request target ('' without one). */
+const searchOf = (url: string): string => {
+  const q = url.indexOf('?');
+  return q < 0 ? '' : url.slice(q + 1);
+};
+
+/** Distinct accepted inputs remembered per route and rule set. */
+const MEMO_ENTRIES = 256;
+
+/**
+ * `parse` for one rule set, remembering what the last accepted inputs (by their raw text)
+ * validated to: hot reads repeat the same few queries, and joi costs more per request than
+ * the rest of a cached answer. Refused inputs are not remembered; the result is frozen so no
+ * handler can change what the next request receives.
+ */
+function memoized<T>(schema: Joi.ObjectSchema<T>, where: 'query' | 'path'): (input: unknown, raw: string) => T {
+  const seen = new Map<string, T>();
+  return (input, raw) => {
+    const hit = seen.get(raw);
+    if (hit !== undefined) return hit;
+    const value = Object.freeze(parse(schema, input, where)) as T;
+    if (seen.size >= MEMO_ENTRIES) seen.clear();
+    seen.set(raw, value);
+    return value;
+  };
+}
+
 /** Small JSON bodies only: every body the API takes is a handful of fields. */
 const jsonBody = express.json({ limit: '4kb', strict: true, type: 'application/json' });
 
@@ -101,9 +128,11 @@ export function mountRoutes(
     const primary = guard(g, r.access);
     const alt = r.alternative;
     const access: RequestHandler = alt ? ((altGuard) => (req, res, next) => (alt.when(req) ? altGuard : primary)(req, res, next))(guard(g, alt.access)) : primary;
+    const parseParams = r.params ? memoized(r.params, 'path') : undefined;
+    const parseQuery = r.query === 'custom' ? undefined : memoized(r.query, 'query');
     const handle: RequestHandler = async (req, res) => {
-      const params = r.params ? parse(r.params, req.params, 'path') : (req.params as Record<string, string>);
-      const query = r.query === 'custom' ? req.query : parse(r.query, req.query, 'query');
+      const params = parseParams ? parseParams(req.params, Object.values(req.params).join('\u0000')) : (req.params as Record<string, string>);
+      const query = parseQuery ? parseQuery(req.query, searchOf(req.url)) : req.query;
       const body = r.body ? parseBody(r.body, req.body) : undefined;
       await r.handler(req, res, { query, params, body });
     };
