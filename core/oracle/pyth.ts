@@ -1,7 +1,5 @@
 import {
-  fixCodecSize,
   getArrayCodec,
-  getBytesCodec,
   getI32Codec,
   getI64Codec,
   getStructCodec,
@@ -9,10 +7,9 @@ import {
   getU32Codec,
   getU64Codec,
   getU8Codec,
-  transformCodec,
   type Codec,
 } from '@solana/codecs';
-import bs58 from 'bs58';
+import { getAddressCodec } from '@solana/addresses';
 
 /**
  * Pyth's v2 price account (the `PriceAccount` of pyth-sdk-solana / pyth-client), the account a
@@ -79,15 +76,8 @@ export interface PythPriceAccount {
   comp: PythPriceComponent[]; // 240, 32 × 96
 }
 
-const pubkey = transformCodec(
-  fixCodecSize(getBytesCodec(), 32),
-  (address: string) => {
-    const b = bs58.decode(address);
-    if (b.length !== 32) throw new Error(`address ${address} is ${b.length} bytes, not 32`);
-    return b;
-  },
-  (bytes) => bs58.encode(bytes as Uint8Array),
-) as unknown as Codec<string>;
+// The library's address codec: 32 bytes as a base58 string, refusing anything else.
+const pubkey = getAddressCodec() as unknown as Codec<string>;
 
 const i64 = getI64Codec() as unknown as Codec<bigint>;
 const u64 = getU64Codec() as unknown as Codec<bigint>;
@@ -156,7 +146,7 @@ export function decodePythPriceAccount(bytes: Uint8Array): PythPriceAccount {
 }
 
 /** The all-zero address (`next` of the last price account, unused component publishers). */
-export const ZERO_ADDRESS = bs58.encode(new Uint8Array(32));
+export const ZERO_ADDRESS = pubkey.decode(new Uint8Array(32));
 
 const emptyInfo = (): PythPriceInfo => ({ price: 0n, conf: 0n, status: PythStatus.Unknown, corpAct: 0, pubSlot: 0n });
 

@@ -14,7 +14,7 @@ function isConnectionError(err: { code?: string; message?: string }): boolean {
 
 /** How a presentation writes an error (the v1 envelope by default); `createApp` sets it per app. */
 export type ErrorWriter = (err: ApiError) => unknown;
-const v1ErrorBody: ErrorWriter = (err) => errorBody(err.code, err.message, err.details);
+export const v1ErrorBody: ErrorWriter = (err) => errorBody(err.code, err.message, err.details);
 
 /** The app's error writer, so middleware that refuses a request (limits, timeout) needs no wiring. */
 export const setErrorWriter = (locals: Record<string, unknown>, write: ErrorWriter): void => {

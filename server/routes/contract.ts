@@ -96,3 +96,6 @@ export function statusesOf(route: RouteDef): number[] {
   const all = [200, ...(route.conditional ? [304] : []), 400, ...(signed ? [401] : []), ...own, 429, 500, 503, 504];
   return [...new Set(all)].sort((a, b) => a - b);
 }
+
+/** A route's path as the OpenAPI document names it: under the prefix, `{param}` for `:param`. */
+export const openapiPath = (prefix: string, route: Pick<RouteDef, 'path'>): string => `${prefix}${route.path.replace(/:(\w+)/g, '{$1}')}`;

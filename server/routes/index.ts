@@ -1,5 +1,5 @@
 import { API_PREFIX } from '../../core/constants';
-import { errorBody } from '../../core/http/errors';
+import { v1ErrorBody } from '../http/errors';
 import { achievementsRoutes } from './achievements';
 import { adminRoutes } from './admin';
 import { attestationsRoutes } from './attestations';
@@ -46,5 +46,5 @@ export const v1Routes = (deps: RouteDeps): RouteDef[] => [
 export const v1Presentation: Presentation = {
   prefix: API_PREFIX,
   routes: v1Routes,
-  errorBody: (err) => errorBody(err.code, err.message, err.details),
+  errorBody: v1ErrorBody,
 };

@@ -7,7 +7,7 @@ import { v1Presentation } from '../../server/routes';
 import { legacyPresentation } from '../../server/routes/legacy';
 import { LEGACY_ERROR_STATUS } from '../../server/routes/legacy/envelope';
 import type { RouteDeps } from '../../server/routes/table';
-import { parametersOf, statusesOf } from '../../server/routes/contract';
+import { openapiPath, parametersOf, statusesOf } from '../../server/routes/contract';
 
 describe('api-reference/openapi.yaml', () => {
   it('passes the Redocly linter (recommended rules) with no errors or warnings', async () => {
@@ -21,7 +21,7 @@ describe('api-reference/openapi.yaml', () => {
     expect(doc.components.schemas.Error.properties.code.enum.sort()).toEqual(Object.keys(ERROR_STATUS).sort());
     // The route table only needs its dependencies when a handler runs.
     const routes = v1Presentation.routes({ chainId: 'devnet' } as RouteDeps);
-    const served = routes.map((r) => `${r.method} ${v1Presentation.prefix}${r.path.replace(/:(\w+)/g, '{$1}')}`).sort();
+    const served = routes.map((r) => `${r.method} ${openapiPath(v1Presentation.prefix, r)}`).sort();
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
       .filter(([path]) => path.startsWith(`${v1Presentation.prefix}/`))
       .flatMap(([path, ops]) => Object.keys(ops).filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k)).map((m) => `${m.toUpperCase()} ${path}`))
@@ -46,7 +46,7 @@ describe('api-reference/openapi.yaml', () => {
     };
     const mismatches: string[] = [];
     for (const route of v1Presentation.routes({ chainId: 'devnet' } as RouteDeps)) {
-      const path = `${v1Presentation.prefix}${route.path.replace(/:(\w+)/g, '{$1}')}`;
+      const path = openapiPath(v1Presentation.prefix, route);
       const op = doc.paths[path]?.[route.method.toLowerCase()];
       const documented = ((op?.parameters ?? []) as unknown[])
         .map((p) => resolve(p as { name: string; in: string; required?: boolean; schema: Record<string, unknown> }))
@@ -64,7 +64,7 @@ describe('api-reference/openapi.yaml', () => {
     const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8'));
     const mismatches: string[] = [];
     for (const route of v1Presentation.routes({ chainId: 'devnet' } as RouteDeps)) {
-      const path = `${v1Presentation.prefix}${route.path.replace(/:(\w+)/g, '{$1}')}`;
+      const path = openapiPath(v1Presentation.prefix, route);
       const documented = Object.keys(doc.paths[path]?.[route.method.toLowerCase()]?.responses ?? {}).sort();
       const possible = statusesOf(route).map(String).sort();
       if (JSON.stringify(documented) !== JSON.stringify(possible)) mismatches.push(`${route.method} ${path}: documented ${documented}, possible ${possible}`);
@@ -76,7 +76,7 @@ describe('api-reference/openapi.yaml', () => {
     const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8'));
     const missing: string[] = [];
     for (const route of v1Presentation.routes({ chainId: 'devnet' } as RouteDeps)) {
-      const path = `${v1Presentation.prefix}${route.path.replace(/:(\w+)/g, '{$1}')}`;
+      const path = openapiPath(v1Presentation.prefix, route);
       for (const [status, r] of Object.entries(doc.paths[path][route.method.toLowerCase()].responses as Record<string, { $ref?: string; headers?: object }>)) {
         const response = r.$ref ? doc.components.responses[r.$ref.split('/').pop()!] : r;
         const wanted = ['x-request-id', ...(status === '200' || status === '429' ? ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] : [])];
@@ -99,7 +99,7 @@ describe('api-reference/openapi-legacy.yaml (the appendix variant)', () => {
     const doc = YAML.parse(readFileSync(OPENAPI_LEGACY_PATH, 'utf8'));
     expect(doc.components.schemas.Error.properties.error.properties.code.enum.sort()).toEqual(Object.keys(LEGACY_ERROR_STATUS).sort());
     const routes = legacyPresentation.routes({ chainId: 'devnet' } as RouteDeps);
-    const served = routes.map((r) => `${r.method} ${legacyPresentation.prefix}${r.path.replace(/:(\w+)/g, '{$1}')}`).sort();
+    const served = routes.map((r) => `${r.method} ${openapiPath(legacyPresentation.prefix, r)}`).sort();
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
       .flatMap(([path, ops]) => Object.keys(ops).filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k)).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
