@@ -7,6 +7,9 @@ import { withPermissionsTable } from './operator-doc';
 import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
 import { bundleK6Sync } from '../../loadtest/k6-build';
+import { withAliasOperations } from './openapi-aliases';
+import { v1Presentation } from '../../server/routes';
+import { legacyPresentation } from '../../server/routes/legacy';
 import { LOAD_TEST_SCRIPTS } from '../../cdk8s/lib/values';
 import { K6_CHART_DIR } from '../../cdk8s/lib/load-test';
 
@@ -74,6 +77,17 @@ export const GENERATED_FILES: GeneratedFile[] = [
     path: 'observability/prometheus/rules.test.yaml',
     source: 'observability/prometheus/rule-tests.ts',
     content: plainRuleTestsYaml,
+  },
+  // The deprecated alias operations of the OpenAPI documents (D-168), from the alias list and the route tables.
+  {
+    path: 'api-reference/openapi.yaml',
+    source: 'server/http/aliases.ts, server/routes (the route table), the canonical operations',
+    content: () => withAliasOperations(read('api-reference/openapi.yaml'), v1Presentation),
+  },
+  {
+    path: 'api-reference/openapi-legacy.yaml',
+    source: 'server/http/aliases.ts, server/routes/legacy (its route table), the canonical operations',
+    content: () => withAliasOperations(read('api-reference/openapi-legacy.yaml'), legacyPresentation),
   },
   // Dashboards: as plain JSON for import, and inside the chart (it can only read its own files).
   ...DASHBOARDS.flatMap((d) =>

@@ -4,6 +4,7 @@ import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { routeTemplate } from '../../core/telemetry/http-span';
 import type { RateLimits } from '../limits/rate-limit';
+import { aliasHeaders, aliasOf } from './aliases';
 import { ApiError, clip, sendError, timeoutError, type ErrorDetail } from './errors';
 
 declare module 'express-serve-static-core' {
@@ -52,11 +53,10 @@ export function requestId() {
 }
 
 /**
- * Spec 4.1: root-level aliases and the legacy `/api/` prefix are served by rewriting them to
- * their canonical path under the API prefix (`/api/v1/...`), with the deprecation headers.
+ * Spec 4.1: root-level aliases and the legacy `/api/` prefix (declared in `./aliases`) are
+ * served by rewriting them to their canonical path under the API prefix (`/api/v1/...`), with
+ * the deprecation headers.
  */
-const ROOT_ALIASES = [/^\/v2\//, /^\/tx\//, /^\/admin\//, /^\/config$/, /^\/trades$/, /^\/orderbook\/top$/, /^\/status$/, /^\/orders$/];
-
 export function deprecatedAliases(prefix: string) {
   const canonicalPrefix = `${prefix}/`;
   return (req: Request, res: Response, next: NextFunction) => {
@@ -65,20 +65,10 @@ export function deprecatedAliases(prefix: string) {
     const q = req.url.indexOf('?');
     const path = q < 0 ? req.url : req.url.slice(0, q);
     const query = q < 0 ? '' : req.url.slice(q);
-    let canonical: string | undefined;
-    if (ROOT_ALIASES.some((r) => r.test(path))) {
-      // `/orders` is an alias only for the public `?tx=` lookup.
-      if (path !== '/orders' || new URLSearchParams(query).has('tx')) canonical = `${prefix}${path}`;
-      if (canonical) {
-        res.setHeader('Link', `<${canonical}>; rel=canonical`);
-        res.setHeader('X-Service-Canonical-Path', canonical);
-      }
-    } else if (path.startsWith('/api/') && !path.startsWith(`${prefix}/`) && path !== prefix) {
-      canonical = `${prefix}${path.slice(4)}`;
-    }
-    if (canonical) {
-      res.setHeader('Deprecation', 'true');
-      req.url = canonical + query;
+    const alias = aliasOf(prefix, path, query);
+    if (alias) {
+      for (const [name, value] of Object.entries(aliasHeaders(alias))) res.setHeader(name, value);
+      req.url = alias.canonical + query;
     }
     next();
   };

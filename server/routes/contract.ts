@@ -1,6 +1,8 @@
+import type { Request } from 'express';
 import type Joi from 'joi';
 import { ERROR_STATUS } from '../../core/http/errors';
-import type { RouteDef } from './table';
+import { LEGACY_PREFIX, rootAliasOf, type AliasMatch } from '../http/aliases';
+import type { Method, RouteDef } from './table';
 
 /** The subset of JSON Schema a query or path parameter's rules translate to. */
 export interface ParameterSchema {
@@ -99,3 +101,54 @@ export function statusesOf(route: RouteDef): number[] {
 
 /** A route's path as the OpenAPI document names it: under the prefix, `{param}` for `:param`. */
 export const openapiPath = (prefix: string, route: Pick<RouteDef, 'path'>): string => `${prefix}${route.path.replace(/:(\w+)/g, '{$1}')}`;
+
+/** A deprecated alias of one operation, as the OpenAPI document declares it (D-168). */
+export interface AliasOperation {
+  kind: AliasMatch['kind'];
+  method: Method;
+  /** The alias's path as the document names it (`/config`, `/api/markets/{marketId}`). */
+  path: string;
+  /** The canonical operation's path in the document. */
+  canonicalPath: string;
+  /** The operation as the alias serves it: for `/orders?tx=`, the public lookup's rules and access only. */
+  route: RouteDef;
+  /** The query parameter without which the request is not the alias (required in the document). */
+  query?: string;
+}
+
+/**
+ * The operation a query-conditioned alias serves: the rule set naming that parameter, and the
+ * access the route gives a request carrying it (its `alternative`, if that is what applies).
+ */
+function narrowed(route: RouteDef, name: string): RouteDef {
+  const sets = route.query === 'custom' ? (route.documentedQuery ?? []) : [route.query];
+  const set = sets.find((s) => name in ((s.describe() as Described).keys ?? {}));
+  if (!set) throw new Error(`${route.path}: no query rules name ${name}`);
+  const alt = route.alternative?.when({ query: { [name]: 'x' } } as unknown as Request) ? route.alternative.access : route.access;
+  return { ...route, query: set, documentedQuery: undefined, access: alt, alternative: undefined };
+}
+
+/**
+ * Every alias operation of a route table: the root aliases of the operations they cover, then
+ * every operation under the legacy `/api/` prefix. The documents' alias operations are generated
+ * from this, and the Prism run sends traffic to each.
+ */
+export function aliasOperationsOf(prefix: string, routes: readonly RouteDef[]): AliasOperation[] {
+  const root: AliasOperation[] = [];
+  for (const route of routes) {
+    const alias = rootAliasOf(route.path);
+    if (!alias) continue;
+    root.push({
+      kind: 'root',
+      method: route.method,
+      path: openapiPath('', route),
+      canonicalPath: openapiPath(prefix, route),
+      route: alias.query === undefined ? route : narrowed(route, alias.query),
+      ...(alias.query === undefined ? {} : { query: alias.query }),
+    });
+  }
+  const legacy = routes.map(
+    (route): AliasOperation => ({ kind: 'legacy-prefix', method: route.method, path: openapiPath(LEGACY_PREFIX, route), canonicalPath: openapiPath(prefix, route), route }),
+  );
+  return [...root, ...legacy];
+}

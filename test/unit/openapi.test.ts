@@ -6,8 +6,24 @@ import { ERROR_STATUS } from '../../core/http/errors';
 import { v1Presentation } from '../../server/routes';
 import { legacyPresentation } from '../../server/routes/legacy';
 import { LEGACY_ERROR_STATUS } from '../../server/routes/legacy/envelope';
-import type { RouteDeps } from '../../server/routes/table';
-import { openapiPath, parametersOf, statusesOf } from '../../server/routes/contract';
+import type { Presentation, RouteDef, RouteDeps } from '../../server/routes/table';
+import { ALIAS_HEADER_NAMES } from '../../server/http/aliases';
+import { aliasOperationsOf, openapiPath, parametersOf, statusesOf } from '../../server/routes/contract';
+
+/**
+ * Every operation a presentation serves, as the document must declare it: the route table's
+ * under the prefix, then the deprecated aliases (root aliases and the legacy `/api/` prefix, D-168).
+ */
+function operationsOf(presentation: Presentation): { method: string; path: string; route: RouteDef; alias?: 'root' | 'legacy-prefix' }[] {
+  // The route table only needs its dependencies when a handler runs.
+  const routes = presentation.routes({ chainId: 'devnet' } as RouteDeps);
+  return [
+    ...routes.map((route) => ({ method: route.method.toLowerCase(), path: openapiPath(presentation.prefix, route), route })),
+    ...aliasOperationsOf(presentation.prefix, routes).map((a) => ({ method: a.method.toLowerCase(), path: a.path, route: a.route, alias: a.kind })),
+  ];
+}
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+const ROOT_ONLY = ['/health', '/ready', '/metrics'];
 
 describe('api-reference/openapi.yaml', () => {
   it('passes the Redocly linter (recommended rules) with no errors or warnings', async () => {
@@ -30,6 +46,26 @@ describe('api-reference/openapi.yaml', () => {
     expect(documented).toEqual(served);
   });
 
+  it('declares exactly the deprecated aliases of the alias list as deprecated operations, and nothing else outside the prefix', () => {
+    const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8'));
+    const aliases = operationsOf(v1Presentation).filter((o) => o.alias);
+    const documented = Object.entries(doc.paths as Record<string, Record<string, { deprecated?: boolean; tags?: string[] }>>)
+      .filter(([path]) => !path.startsWith(`${v1Presentation.prefix}/`) && !ROOT_ONLY.includes(path))
+      .flatMap(([path, ops]) => Object.entries(ops).filter(([k]) => METHODS.includes(k)).map(([m, op]) => `${m} ${path} deprecated=${op.deprecated} ${op.tags}`))
+      .sort();
+    expect(documented).toEqual(aliases.map((a) => `${a.method} ${a.path} deprecated=true deprecated aliases`).sort());
+    // Every root alias the spec names covers an operation, and every operation has its /api/ form.
+    expect(aliases.filter((a) => a.alias === 'root').map((a) => a.path)).toEqual(
+      expect.arrayContaining(['/v2/fee-config', '/tx/place-order', '/orders', '/config', '/trades', '/orderbook/top', '/status', '/admin/indexer']),
+    );
+    expect(aliases.filter((a) => a.alias === 'legacy-prefix')).toHaveLength(v1Presentation.routes({ chainId: 'devnet' } as RouteDeps).length);
+    // The /orders alias is only the public ?tx= lookup: tx required, no signature, no 401.
+    const orders = doc.paths['/orders'].get;
+    expect(orders.parameters.find((p: { name: string }) => p.name === 'tx').required).toBe(true);
+    expect(orders.security).toBeUndefined();
+    expect(Object.keys(orders.responses)).not.toContain('401');
+  });
+
   it("declares each operation's query and path parameters exactly as its joi rules accept them", () => {
     const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8'));
     const resolve = <T>(x: T | { $ref: string }): T => {
@@ -45,9 +81,8 @@ describe('api-reference/openapi.yaml', () => {
       return out;
     };
     const mismatches: string[] = [];
-    for (const route of v1Presentation.routes({ chainId: 'devnet' } as RouteDeps)) {
-      const path = openapiPath(v1Presentation.prefix, route);
-      const op = doc.paths[path]?.[route.method.toLowerCase()];
+    for (const { route, path, method } of operationsOf(v1Presentation)) {
+      const op = doc.paths[path]?.[method];
       const documented = ((op?.parameters ?? []) as unknown[])
         .map((p) => resolve(p as { name: string; in: string; required?: boolean; schema: Record<string, unknown> }))
         .filter((p) => p.in === 'query' || p.in === 'path')
@@ -63,9 +98,8 @@ describe('api-reference/openapi.yaml', () => {
   it('lists exactly the statuses each operation can answer with, and no catch-all', () => {
     const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8'));
     const mismatches: string[] = [];
-    for (const route of v1Presentation.routes({ chainId: 'devnet' } as RouteDeps)) {
-      const path = openapiPath(v1Presentation.prefix, route);
-      const documented = Object.keys(doc.paths[path]?.[route.method.toLowerCase()]?.responses ?? {}).sort();
+    for (const { route, path, method } of operationsOf(v1Presentation)) {
+      const documented = Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
       const possible = statusesOf(route).map(String).sort();
       if (JSON.stringify(documented) !== JSON.stringify(possible)) mismatches.push(`${route.method} ${path}: documented ${documented}, possible ${possible}`);
     }
@@ -75,12 +109,20 @@ describe('api-reference/openapi.yaml', () => {
   it('declares the request id and the rate-limit headers on every answer of a rate-limited operation', () => {
     const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8'));
     const missing: string[] = [];
-    for (const route of v1Presentation.routes({ chainId: 'devnet' } as RouteDeps)) {
-      const path = openapiPath(v1Presentation.prefix, route);
-      for (const [status, r] of Object.entries(doc.paths[path][route.method.toLowerCase()].responses as Record<string, { $ref?: string; headers?: object }>)) {
+    for (const { route, path, method, alias } of operationsOf(v1Presentation)) {
+      for (const [status, r] of Object.entries(doc.paths[path][method].responses as Record<string, { $ref?: string; headers?: object }>)) {
         const response = r.$ref ? doc.components.responses[r.$ref.split('/').pop()!] : r;
-        const wanted = ['x-request-id', ...(status === '200' || status === '429' ? ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] : [])];
+        const wanted = [
+          'x-request-id',
+          ...(status === '200' || status === '429' ? ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] : []),
+          ...(alias ? ALIAS_HEADER_NAMES[alias] : []),
+        ];
         for (const h of wanted) if (!(h in (response.headers ?? {}))) missing.push(`${route.method} ${path} ${status}: ${h}`);
+        // An alias's own headers are what tells a client to move: declared required, so a validator checks they are sent.
+        for (const h of alias ? ALIAS_HEADER_NAMES[alias] : []) {
+          const ref = (response.headers as Record<string, { $ref?: string }> | undefined)?.[h]?.$ref;
+          if (ref && doc.components.headers[ref.split('/').pop()!].required !== true) missing.push(`${route.method} ${path} ${status}: ${h} not required`);
+        }
       }
     }
     expect(missing).toEqual([]);
@@ -101,9 +143,31 @@ describe('api-reference/openapi-legacy.yaml (the appendix variant)', () => {
     const routes = legacyPresentation.routes({ chainId: 'devnet' } as RouteDeps);
     const served = routes.map((r) => `${r.method} ${openapiPath(legacyPresentation.prefix, r)}`).sort();
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
-      .flatMap(([path, ops]) => Object.keys(ops).filter((k) => ['get', 'post', 'put', 'patch', 'delete'].includes(k)).map((m) => `${m.toUpperCase()} ${path}`))
+      .filter(([path]) => path.startsWith(`${legacyPresentation.prefix}/`))
+      .flatMap(([path, ops]) => Object.keys(ops).filter((k) => METHODS.includes(k)).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
     expect(served).toHaveLength(16); // the rows of the appendix table
     expect(documented).toEqual(served);
+  });
+
+  it('declares the legacy /api/ prefix of every operation as a deprecated operation with its header (the same alias rules)', () => {
+    const doc = YAML.parse(readFileSync(OPENAPI_LEGACY_PATH, 'utf8'));
+    const aliases = operationsOf(legacyPresentation).filter((o) => o.alias);
+    // No root alias of spec 4.1 names a path of the appendix table.
+    expect(aliases.every((a) => a.alias === 'legacy-prefix')).toBe(true);
+    const documented = Object.entries(doc.paths as Record<string, Record<string, { deprecated?: boolean; parameters?: unknown; responses: Record<string, { headers?: object }> }>>)
+      .filter(([path]) => !path.startsWith(`${legacyPresentation.prefix}/`))
+      .flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([k]) => METHODS.includes(k))
+          .map(([m, op]) => {
+            const canonical = doc.paths[`${legacyPresentation.prefix}${path.slice('/api'.length)}`][m];
+            const headed = Object.values(op.responses).every((r) => 'Deprecation' in (r.headers ?? {}));
+            const same = JSON.stringify(op.parameters) === JSON.stringify(canonical.parameters) && JSON.stringify(Object.keys(op.responses)) === JSON.stringify(Object.keys(canonical.responses));
+            return `${m} ${path} deprecated=${op.deprecated} headed=${headed} same=${same}`;
+          }),
+      )
+      .sort();
+    expect(documented).toEqual(aliases.map((a) => `${a.method} ${a.path} deprecated=true headed=true same=true`).sort());
   });
 });
