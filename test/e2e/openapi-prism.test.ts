@@ -6,7 +6,8 @@ import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../indexer/sources/simulator';
 import { createApp } from '../../server/app';
 import { v1Presentation } from '../../server/routes';
-import { parametersOf, type ParameterContract, type ParameterSchema } from '../../server/routes/contract';
+import { aliasOperationsOf, parametersOf, type ParameterSchema } from '../../server/routes/contract';
+import { aliasHeaders, LEGACY_PREFIX, type AliasMatch } from '../../server/http/aliases';
 import type { RouteDef, RouteDeps } from '../../server/routes/table';
 import { createApiStores } from '../../server/stores';
 import { keyPairOf } from '../../simulator/ids';
@@ -112,6 +113,39 @@ describe('openapi.yaml against the served API through Stoplight Prism (a validat
     }
   }, 60_000);
 
+  it('detects an alias answered without its alias headers (they are declared required)', async () => {
+    // The real API behind a relay that drops the deprecation headers: the bodies stay right.
+    const DROPPED = ['deprecation', 'link', 'x-service-canonical-path'];
+    const relay = http.createServer((req, res) => {
+      void fetch(`${apiUrl}${req.url}`).then(async (r) => {
+        const body = Buffer.from(await r.arrayBuffer());
+        r.headers.forEach((v, k) => {
+          if (![...DROPPED, 'content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(k)) res.setHeader(k, v);
+        });
+        res.statusCode = r.status;
+        res.end(body);
+      });
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const relayed = await startPrism(`http://127.0.0.1:${(relay.address() as { port: number }).port}`);
+    try {
+      // Prism's forwarder adds `Deprecation: true` itself to any answer of a deprecated
+      // operation, so that header is checked against the service directly in the next case.
+      const res = await fetch(`${relayed.url}/config`);
+      expect(res.status).toBe(200);
+      const found = JSON.parse(res.headers.get('sl-violations') ?? '[]') as { location: string[]; message: string }[];
+      expect(found.filter((v) => v.location.join('.') === 'response.header').map((v) => v.message)).toEqual([
+        "Response header must have required property 'link'",
+        "Response header must have required property 'x-service-canonical-path'",
+      ]);
+      // The canonical path carries none of them, and none is wanted there.
+      expect((await fetch(`${relayed.url}/api/v1/config`)).headers.get('sl-violations')).toBeNull();
+    } finally {
+      await stop(relayed.child);
+      await new Promise((r) => relay.close(r));
+    }
+  }, 60_000);
+
   it('answers every operation, valid or not, only as the document says', async () => {
     const market = await database.db.one<{ address: string; market_id: string }>('SELECT address, market_id::text FROM markets ORDER BY id LIMIT 1');
     const wallet = await database.db.one<{ owner: string }>('SELECT owner FROM positions GROUP BY owner ORDER BY count(*) DESC LIMIT 1');
@@ -128,6 +162,7 @@ describe('openapi.yaml against the served API through Stoplight Prism (a validat
     const violations: string[] = [];
     const statuses = new Map<number, number>();
     let requests = 0;
+    let aliasRequests = 0;
     const send = async (route: RouteDef, target: string, headers: Record<string, string> = {}) => {
       const res = await fetch(`${prism.url}${target}`, { method: route.method, headers });
       await res.arrayBuffer();
@@ -144,54 +179,94 @@ describe('openapi.yaml against the served API through Stoplight Prism (a validat
       }
       return res;
     };
-    const signed = (route: RouteDef, target: string) =>
-      route.access.by === 'wallet' ? walletHeaders(trader, `${route.method} ${target.slice(v1Presentation.prefix.length)}`) : {};
+    // A request as the route table knows it (`rel`: its path under the prefix, with any query),
+    // sent to one form of its path: canonical, a root alias, or the legacy /api/ prefix. The
+    // signed action is the target after the prefix, which an alias is rewritten to (spec 5).
+    type Form = { at: (rel: string) => string; require?: string; kind?: AliasMatch['kind'] };
+    // Prism adds `Deprecation` itself to answers of deprecated operations: the alias headers
+    // are also checked on the service's own answers.
+    const headerMismatches: string[] = [];
+    const checkAliasHeaders = async (form: Form, route: RouteDef, path: string, rel: string) => {
+      if (!form.kind) return;
+      const target = form.at(rel);
+      const res = await fetch(`${apiUrl}${target}`, { method: route.method, headers: route.access.by === 'wallet' ? walletHeaders(trader, `${route.method} ${rel}`) : {} });
+      await res.arrayBuffer();
+      const wanted = aliasHeaders({ canonical: `${v1Presentation.prefix}${path}`, kind: form.kind });
+      const got = Object.fromEntries(Object.keys(wanted).map((h) => [h, res.headers.get(h)]));
+      if (JSON.stringify(got) !== JSON.stringify(wanted)) headerMismatches.push(`${route.method} ${target} → ${res.status} ${JSON.stringify(got)}`);
+    };
+    const canonicalForm: Form = { at: (rel) => `${v1Presentation.prefix}${rel}` };
+    const sendAs = (form: Form, route: RouteDef, rel: string, headers?: Record<string, string> | 'sign') => {
+      const target = form.at(rel);
+      const h = headers === 'sign' ? (route.access.by === 'wallet' ? walletHeaders(trader, `${route.method} ${rel}`) : {}) : headers;
+      return send(route, target, h);
+    };
 
-    for (const route of v1Presentation.routes({ chainId: 'solana-mainnet' } as RouteDeps)) {
+    /** Every operation's traffic through one form: valid values, each rule broken, an unknown parameter, bad signatures. */
+    const traffic = async (route: RouteDef, form: Form) => {
       const params = parametersOf(route);
       const pathParams = params.filter((p) => p.in === 'path');
+      // A query-conditioned alias (`/orders?tx=`) is only that alias with its parameter: every request names it.
+      const required = form.require;
       const queryParams = params.filter((p) => p.in === 'query');
       const fill = (values: Record<string, string>) => route.path.replace(/:(\w+)/g, (_, n: string) => encodeURIComponent(values[n]!));
-      const pathSets: Record<string, string>[] = pathParams.length
-        ? (pathValue[pathParams[0]!.name] ?? []).map((v) => ({ [pathParams[0]!.name]: v }))
-        : [{}];
+      const withQuery = (path: string, pairs: [string, string][]) => {
+        const all: [string, string][] = required && !pairs.some(([n]) => n === required) ? [[required, goodQuery[required]![0]!], ...pairs] : pairs;
+        return all.length ? `${path}?${all.map(([n, v]) => `${n}=${encodeURIComponent(v)}`).join('&')}` : path;
+      };
+      const pathSets: Record<string, string>[] = pathParams.length ? (pathValue[pathParams[0]!.name] ?? []).map((v) => ({ [pathParams[0]!.name]: v })) : [{}];
       for (const values of pathSets) {
-        const base = `${v1Presentation.prefix}${fill(values)}`;
-        await send(route, base, signed(route, base));
+        const path = fill(values);
+        await sendAs(form, route, withQuery(path, []), 'sign');
+        await checkAliasHeaders(form, route, path, withQuery(path, []));
+        await checkAliasHeaders(form, route, path, withQuery(path, [['bogus', '1']]));
         if (route.conditional) {
-          const first = await fetch(`${apiUrl}${base}`);
+          const first = await fetch(`${apiUrl}${form.at(withQuery(path, []))}`);
           const etag = first.headers.get('etag');
-          if (etag) await send(route, base, { 'if-none-match': etag });
+          if (etag) await sendAs(form, route, withQuery(path, []), { 'if-none-match': etag });
         }
-        const q = (p: ParameterContract, v: string) => `${base}?${p.name}=${encodeURIComponent(v)}`;
         for (const p of queryParams) {
           for (const v of [...goodValues(p.schema), ...(goodQuery[p.name] ?? []), ...badValues(p.schema)]) {
-            const target = q(p, v);
-            await send(route, target, signed(route, target));
+            await sendAs(form, route, withQuery(path, [[p.name, v]]), 'sign');
           }
         }
-        const unknown = `${base}?bogus=1`;
-        await send(route, unknown, signed(route, unknown));
+        await sendAs(form, route, withQuery(path, [['bogus', '1']]), 'sign');
       }
+      const firstValues = () => Object.fromEntries(pathParams.map((x) => [x.name, pathValue[x.name]![0]!]));
       for (const p of pathParams) {
         for (const v of badValues(p.schema)) {
           if (v === '') continue;
-          const target = `${v1Presentation.prefix}${fill({ ...Object.fromEntries(pathParams.map((x) => [x.name, pathValue[x.name]![0]!])), [p.name]: v })}`;
-          await send(route, target, signed(route, target));
+          await sendAs(form, route, withQuery(fill({ ...firstValues(), [p.name]: v }), []), 'sign');
         }
       }
       if (route.access.by === 'wallet') {
-        const base = `${v1Presentation.prefix}${fill(Object.fromEntries(pathParams.map((x) => [x.name, pathValue[x.name]![0]!])))}`;
-        await send(route, base);
-        await send(route, base, walletHeaders(trader, `${route.method} ${base.slice(v1Presentation.prefix.length)}`, { forge: true }));
-        await send(route, base, walletHeaders(trader, `${route.method} ${base.slice(v1Presentation.prefix.length)}`, { timestamp: 1 }));
+        const rel = withQuery(fill(firstValues()), []);
+        await sendAs(form, route, rel, {});
+        await sendAs(form, route, rel, walletHeaders(trader, `${route.method} ${rel}`, { forge: true }));
+        await sendAs(form, route, rel, walletHeaders(trader, `${route.method} ${rel}`, { timestamp: 1 }));
       }
+    };
+
+    const routes = v1Presentation.routes({ chainId: 'solana-mainnet' } as RouteDeps);
+    for (const route of routes) await traffic(route, canonicalForm);
+    // The deprecated aliases (D-168): the same traffic through each root alias and the legacy
+    // /api/ prefix, answered as their own (deprecated) operations with the alias headers.
+    const aliases = aliasOperationsOf(v1Presentation.prefix, routes);
+    for (const alias of aliases) {
+      const form: Form =
+        alias.kind === 'root' ? { at: (rel) => rel, kind: alias.kind, ...(alias.query ? { require: alias.query } : {}) } : { at: (rel) => `${LEGACY_PREFIX}${rel}`, kind: alias.kind };
+      const before = requests;
+      await traffic(alias.route, form);
+      aliasRequests += requests - before;
     }
     for (const ops of ['/health', '/ready', '/metrics']) await send({ method: 'GET' } as RouteDef, ops);
 
     expect(violations).toEqual([]);
+    expect(headerMismatches).toEqual([]);
     // The traffic reached what it is meant to check.
-    expect(requests).toBeGreaterThan(250);
+    expect(requests - aliasRequests).toBeGreaterThan(250);
+    expect(aliasRequests).toBeGreaterThan(400);
+    expect(aliases.filter((a) => a.kind === 'root').length).toBeGreaterThanOrEqual(8);
     for (const status of [200, 304, 400, 401, 404]) expect([status, statuses.get(status) ?? 0]).not.toEqual([status, 0]);
   }, 300_000);
 });
