@@ -12,8 +12,9 @@ export interface RootAlias {
    */
   path: string;
   /**
-   * Only a request naming this query parameter is the alias: `/orders?tx=` is the public trades
-   * lookup, while `/orders` alone (the caller's own orders) has no root form and answers 404.
+   * Only a request naming this query parameter exactly once is the alias: `/orders?tx=` is the
+   * public trades lookup (the route picks it by the same test, one `tx` value), while `/orders`
+   * without it (the caller's own orders) has no root form and answers 404.
    */
   query?: string;
 }
@@ -51,7 +52,7 @@ export interface AliasMatch {
 export function aliasOf(prefix: string, path: string, search: string): AliasMatch | undefined {
   const root = rootAliasOf(path);
   if (root) {
-    if (root.query !== undefined && !new URLSearchParams(search).has(root.query)) return undefined;
+    if (root.query !== undefined && new URLSearchParams(search).getAll(root.query).length !== 1) return undefined;
     return { canonical: `${prefix}${path}`, kind: 'root' };
   }
   if (path.startsWith(`${LEGACY_PREFIX}/`) && !path.startsWith(`${prefix}/`) && path !== prefix) {
