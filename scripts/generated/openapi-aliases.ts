@@ -19,7 +19,7 @@ export const ALIAS_TAG = 'deprecated aliases';
 const HEADER_COMPONENT: Record<string, string> = { Deprecation: 'Deprecation', Link: 'CanonicalLink', 'X-Service-Canonical-Path': 'CanonicalPath' };
 
 type Json = Record<string, unknown>;
-type Operation = { operationId: string; summary?: string; security?: unknown; parameters?: Json[]; responses: Record<string, Json> };
+type Operation = { operationId: string; summary?: string; security?: unknown; parameters?: Json[]; requestBody?: Json; responses: Record<string, Json> };
 
 const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const copy = <T>(x: T): T => structuredClone(x);
@@ -91,6 +91,7 @@ function aliasOperation(doc: { components: Record<string, Record<string, Json>> 
     // The public lookup an alias narrows to needs no signature.
     ...(canonical.security !== undefined && !(op.query !== undefined && op.route.access.by !== 'wallet') ? { security: copy(canonical.security) } : {}),
     ...(parameters?.length ? { parameters } : {}),
+    ...(canonical.requestBody ? { requestBody: copy(canonical.requestBody) } : {}),
     responses,
   };
 }

@@ -59,6 +59,13 @@ describe('api-reference/openapi.yaml', () => {
       expect.arrayContaining(['/v2/fee-config', '/tx/place-order', '/orders', '/config', '/trades', '/orderbook/top', '/status', '/admin/indexer']),
     );
     expect(aliases.filter((a) => a.alias === 'legacy-prefix')).toHaveLength(v1Presentation.routes({ chainId: 'devnet' } as RouteDeps).length);
+    // An alias takes the body its canonical operation takes.
+    const bodies = operationsOf(v1Presentation)
+      .filter((o) => o.alias)
+      .filter((o) => JSON.stringify(doc.paths[o.path][o.method].requestBody) !== JSON.stringify(doc.paths[openapiPath(v1Presentation.prefix, o.route)][o.method].requestBody))
+      .map((o) => `${o.method} ${o.path}`);
+    expect(bodies).toEqual([]);
+    expect(doc.paths['/tx/place-order'].post.requestBody).toBeDefined();
     // The /orders alias is only the public ?tx= lookup: tx required, no signature, no 401.
     const orders = doc.paths['/orders'].get;
     expect(orders.parameters.find((p: { name: string }) => p.name === 'tx').required).toBe(true);
