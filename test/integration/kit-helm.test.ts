@@ -140,6 +140,12 @@ describe('Helm chart', () => {
         'settings.REDIS_URL: unknown field',
         /- settings: Additional property REDIS_URL is not allowed/,
       ],
+      [
+        'an unknown interface variant',
+        (e: any) => (e.tenants.beta.variant = 'v2'),
+        'tenants.beta.variant: must be one of "v1", "legacy"',
+        /- tenants\.beta\.variant: tenants\.beta\.variant must be one of the following: "v1", "legacy"/,
+      ],
       ['a bad tenant id', (e: any) => (e.tenants.Bad_Tenant = {}), 'tenants.Bad_Tenant: not a tenant id', /- tenants: Property name of "Bad_Tenant" does not match/],
       [
         'an ingress without a host',
