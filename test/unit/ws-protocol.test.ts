@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { Parser } from '@asyncapi/parser';
 import YAML from 'yaml';
 import { backpressureStep, parseChannel, parseClientMessage, parseResumeFrom, WS_ERRORS } from '../../server/ws/protocol';
-import { ASYNCAPI_PATH, assertMatchesAsyncApi } from '../support/ws';
+import { API_PLANS } from '../../core/plans';
+import { LEGACY_ERROR_STATUS } from '../../server/routes/legacy/envelope';
+import { ASYNCAPI_LEGACY_PATH, ASYNCAPI_PATH, assertMatchesAsyncApi, assertMatchesLegacyAsyncApi, asyncApiSchemaCheck } from '../support/ws';
 import { CHANNEL_KINDS, PUBLISHED_MARKET_FIELDS } from '../../core/live/channels';
 
 describe('backpressure policy (spec 8)', () => {
@@ -90,5 +92,45 @@ describe('api-reference/asyncapi.yaml', () => {
     expect(() => assertMatchesAsyncApi({ type: 'update', channel: 'orderbook:1', data: { marketId: '1', bestBid: 1 }, timestamp: 1, seq: 1, slot: 1 })).toThrow('bestAsk');
     expect(() => assertMatchesAsyncApi({ type: 'connected', message: 'hi' })).toThrow('timestamp');
     expect(() => assertMatchesAsyncApi({ type: 'welcome' })).toThrow('not in asyncapi.yaml');
+  });
+});
+
+describe('api-reference/asyncapi-legacy.yaml (the appendix variant, D-160)', () => {
+  const text = readFileSync(ASYNCAPI_LEGACY_PATH, 'utf8');
+  const doc = YAML.parse(text);
+
+  it('is a valid AsyncAPI document for @asyncapi/parser, with no errors or warnings', async () => {
+    const { document, diagnostics } = await new Parser().parse(text);
+    expect(diagnostics.filter((d) => d.severity <= 1).map((d) => `${d.code}: ${d.message} at ${d.path.join('.')}`)).toEqual([]);
+    expect(document?.channels().all().map((c) => c.address())).toEqual(['/ws']);
+    expect(document?.operations().all()).toHaveLength(5);
+  });
+
+  it('lists the plan connection limits of core/plans.ts, every plan and no other', () => {
+    const rows = [...String(doc.info.description).matchAll(/^\| (\w+) \| (\d+) \|$/gm)].map((m) => [m[1], Number(m[2])]);
+    expect(rows).toEqual(API_PLANS.map((p) => [p.name, p.wsConnections]));
+  });
+
+  it('names only real error messages and codes: WS_ERRORS literals, the variant codes of D-156, the published market fields', () => {
+    const messages = String(doc.components.schemas.Error.properties.message.description).replace(/\s+/g, ' ');
+    const quoted = [...messages.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).filter((q) => !/^(asyncapi\.yaml|market\.update|market:\{marketId\}|marketId)$/.test(q));
+    const known = Object.values(WS_ERRORS).map((m) => (typeof m === 'function' ? m('{channel}') : m));
+    expect(quoted.filter((q) => !known.includes(q))).toEqual([]);
+    expect(quoted.length).toBeGreaterThanOrEqual(6);
+    for (const code of doc.components.schemas.UpgradeRefusal.properties.error.properties.code.enum) expect(Object.keys(LEGACY_ERROR_STATUS)).toContain(code);
+    expect(doc.components.schemas.MarketUpdate.properties.data.properties.field.enum).toEqual([...PUBLISHED_MARKET_FIELDS]);
+  });
+
+  it('rejects frames that break its schemas, and v1 forms the variant does not document', () => {
+    expect(() => assertMatchesLegacyAsyncApi({ type: 'subscribe', channel: 'market.update', marketId: 7 })).not.toThrow();
+    expect(() => assertMatchesLegacyAsyncApi({ type: 'subscribe', channel: 'market.update' })).toThrow('marketId');
+    expect(() => assertMatchesLegacyAsyncApi({ type: 'subscribe', channel: 'market:7' })).toThrow('subscribe does not match asyncapi-legacy.yaml');
+    expect(() => assertMatchesLegacyAsyncApi({ type: 'update', channel: 'orderbook:1', data: { marketId: '1', bestBid: 1, bestAsk: 2 }, timestamp: 1, seq: 1, slot: 1 })).toThrow(
+      'not in asyncapi-legacy.yaml',
+    );
+    expect(() => assertMatchesLegacyAsyncApi({ type: 'update', channel: 'market:1', data: { marketId: '1', field: 'state', value: 'Open' }, timestamp: 1, seq: 0, slot: 1 })).toThrow('seq');
+    const refusal = asyncApiSchemaCheck(ASYNCAPI_LEGACY_PATH, 'UpgradeRefusal');
+    expect(() => refusal({ success: false, error: { code: 'RATE_LIMITED', message: 'x' }, timestamp: 1 })).not.toThrow();
+    expect(() => refusal({ error: 'Too many', code: 'RATE_LIMITED' })).toThrow('UpgradeRefusal');
   });
 });
