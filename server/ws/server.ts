@@ -34,7 +34,7 @@ import {
   WS_ERRORS,
   encode,
   parseChannel,
-  fromLegacyFrame,
+  parseLegacyClientMessage,
   parseClientMessage,
   parseResumeFrom,
   type Channel,
@@ -320,7 +320,7 @@ export function attachWebSocketServer(opts: {
 
   async function onMessage(client: Client, data: RawData): Promise<void> {
     const text = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8');
-    const parsed = parseClientMessage(opts.plans ? fromLegacyFrame(text) : text);
+    const parsed = opts.plans ? parseLegacyClientMessage(text) : parseClientMessage(text);
     if (!parsed.ok) return sendError(client, parsed.error);
     const m = parsed.message;
     const ch = parseChannel(m.channel);

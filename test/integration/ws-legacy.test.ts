@@ -123,7 +123,10 @@ describe('/ws in the appendix variant: plan connection limits across replicas, i
     expect(c.received.filter((m) => m.type === 'update' && m.channel === 'market:4242' && m.slot === 8)).toEqual([]);
     // Not a documented form: sent as text, so the client-side check does not stop it.
     c.send(JSON.stringify({ type: 'subscribe', channel: 'market.update', marketId: 'not-a-number' }));
-    expect((await c.next((m) => m.type === 'error')).message).toMatch(/Invalid channel/);
+    expect((await c.next((m) => m.type === 'error')).message).toBe('Invalid marketId: expected a market epoch id');
+    // v1's channel names are not the variant's (D-162): no v1-only frame reaches a legacy client.
+    c.send(JSON.stringify({ type: 'subscribe', channel: 'orderbook:4242' }));
+    expect((await c.next((m) => m.type === 'error')).message).toBe('Invalid channel: orderbook:4242. Expected market.update with a marketId');
     c.assertValid();
   });
 });

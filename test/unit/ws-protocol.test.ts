@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Parser } from '@asyncapi/parser';
 import YAML from 'yaml';
-import { backpressureStep, parseChannel, parseClientMessage, parseResumeFrom, WS_ERRORS } from '../../server/ws/protocol';
+import { backpressureStep, LEGACY_WS_ERRORS, parseChannel, parseClientMessage, parseLegacyClientMessage, parseResumeFrom, WS_ERRORS } from '../../server/ws/protocol';
 import { API_PLANS } from '../../core/plans';
 import { LEGACY_ERROR_STATUS } from '../../server/routes/legacy/envelope';
 import { ASYNCAPI_LEGACY_PATH, ASYNCAPI_PATH, assertMatchesAsyncApi, assertMatchesLegacyAsyncApi, asyncApiSchemaCheck } from '../support/ws';
@@ -95,6 +95,34 @@ describe('api-reference/asyncapi.yaml', () => {
   });
 });
 
+describe('the appendix variant\'s client messages (D-162)', () => {
+  it('reads { channel: "market.update", marketId } as market:<marketId>, resumeFrom kept', () => {
+    expect(parseLegacyClientMessage(JSON.stringify({ type: 'subscribe', channel: 'market.update', marketId: 42, resumeFrom: 3 }))).toEqual({
+      ok: true,
+      message: { type: 'subscribe', channel: 'market:42', auth: undefined, resumeFrom: 3 },
+    });
+    expect(parseLegacyClientMessage(JSON.stringify({ type: 'unsubscribe', channel: 'market.update', marketId: '18446744073709551615' }))).toEqual({
+      ok: true,
+      message: { type: 'unsubscribe', channel: 'market:18446744073709551615' },
+    });
+  });
+
+  it("refuses v1's channel names, a missing or bad marketId, and keeps v1's JSON and type errors", () => {
+    const error = (m: unknown) => {
+      const r = parseLegacyClientMessage(typeof m === 'string' ? m : JSON.stringify(m));
+      return r.ok ? 'accepted' : r.error;
+    };
+    expect(error({ type: 'subscribe', channel: 'orderbook:1' })).toBe(LEGACY_WS_ERRORS.channel('orderbook:1'));
+    expect(error({ type: 'subscribe', channel: 'market:1' })).toBe(LEGACY_WS_ERRORS.channel('market:1'));
+    expect(error({ type: 'unsubscribe', channel: 7 })).toBe(LEGACY_WS_ERRORS.channel('7'));
+    for (const marketId of [undefined, -1, 1.5, 2 ** 53, 'abc', '01', '18446744073709551616', null]) {
+      expect([marketId, error({ type: 'subscribe', channel: 'market.update', marketId })]).toEqual([marketId, LEGACY_WS_ERRORS.marketId]);
+    }
+    expect(error('{')).toBe(WS_ERRORS.invalidJson);
+    expect(error({ type: 'ping' })).toBe(WS_ERRORS.unknownType);
+  });
+});
+
 describe('api-reference/asyncapi-legacy.yaml (the appendix variant, D-160)', () => {
   const text = readFileSync(ASYNCAPI_LEGACY_PATH, 'utf8');
   const doc = YAML.parse(text);
@@ -113,10 +141,13 @@ describe('api-reference/asyncapi-legacy.yaml (the appendix variant, D-160)', () 
 
   it('names only real error messages and codes: WS_ERRORS literals, the variant codes of D-156, the published market fields', () => {
     const messages = String(doc.components.schemas.Error.properties.message.description).replace(/\s+/g, ' ');
-    const quoted = [...messages.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).filter((q) => !/^(asyncapi\.yaml|market\.update|market:\{marketId\}|marketId)$/.test(q));
-    const known = Object.values(WS_ERRORS).map((m) => (typeof m === 'function' ? m('{channel}') : m));
+    const quoted = [...messages.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).filter((q) => !/^(channel|orderbook:…|positions:…)$/.test(q));
+    const literal = (m: string | ((c: string) => string)) => (typeof m === 'function' ? m('{channel}') : m);
+    const known = [...Object.values(WS_ERRORS), ...Object.values(LEGACY_WS_ERRORS)].map(literal);
     expect(quoted.filter((q) => !known.includes(q))).toEqual([]);
-    expect(quoted.length).toBeGreaterThanOrEqual(6);
+    // Every message of the variant's own is documented.
+    for (const m of Object.values(LEGACY_WS_ERRORS)) expect(quoted).toContain(literal(m));
+    expect(quoted.length).toBeGreaterThanOrEqual(7);
     for (const code of doc.components.schemas.UpgradeRefusal.properties.error.properties.code.enum) expect(Object.keys(LEGACY_ERROR_STATUS)).toContain(code);
     expect(doc.components.schemas.MarketUpdate.properties.data.properties.field.enum).toEqual([...PUBLISHED_MARKET_FIELDS]);
   });
