@@ -51,7 +51,12 @@ function banner(port: number, dataDir: string, sim: Simulation, variant: 'v1' | 
   const base = `http://localhost:${port}`;
   const tryLines =
     variant === 'legacy'
-      ? [`  curl ${base}/api/v1/markets/current`, `  curl '${base}/api/v1/markets?limit=5'`, `  curl ${base}/api/v1/oracle/<pythFeed from the first command>/history`]
+      ? [
+          `  curl ${base}/api/v1/markets/current`,
+          `  curl '${base}/api/v1/markets?limit=5'`,
+          `  curl ${base}/api/v1/oracle/<pythFeed from the first command>/history`,
+          `  on ws://localhost:${port}/ws send {"type":"subscribe","channel":"market.update","marketId":<marketId from the first command>}`,
+        ]
       : [
           `  curl ${base}/api/v1/markets/current`,
           `  curl '${base}/api/v1/markets?limit=5'`,
@@ -63,7 +68,7 @@ function banner(port: number, dataDir: string, sim: Simulation, variant: 'v1' | 
     '',
     `  REST API    ${base}/api/v1${variant === 'legacy' ? '   (the spec appendix variant: API_VARIANT=legacy)' : ''}`,
     `  WebSocket   ws://localhost:${port}/ws`,
-    `  API docs    ${base}/docs`,
+    `  API docs    ${base}/docs${variant === 'legacy' ? `   (contracts: ${base}/docs/openapi-legacy.yaml, ${base}/docs/asyncapi-legacy.yaml)` : ''}`,
     `  Metrics     ${base}/metrics`,
     '',
     'Try:',

@@ -79,8 +79,9 @@ export async function startApiServer(opts: {
   // A tenant serves one shape (D-155): the appendix variant is limited by API-key plans.
   const legacy = config.apiVariant === 'legacy';
   const plans = legacy
-    ? createPlanLimits({ tenant: config.tenantId, keys: createApiKeyStore(opts.db), store: opts.redis ? { redis: opts.redis, keys: createKeys(config.tenantId) } : undefined, logger })
+    ? createPlanLimits({ tenant: config.tenantId, keys: createApiKeyStore(opts.db), store: opts.redis ? { redis: opts.redis, keys: createKeys(config.tenantId) } : undefined, logger, metrics: common.metrics })
     : undefined;
+  const presentation = legacy ? legacyPresentation : v1Presentation;
   const app = createApp({
     common,
     db: opts.db,
@@ -88,7 +89,7 @@ export async function startApiServer(opts: {
     docs: opts.docs ?? true,
     verifySignature: opts.verifySignature,
     chain: opts.chain,
-    presentation: legacy ? legacyPresentation : v1Presentation,
+    presentation,
     plans,
     ...stores,
   });
@@ -106,6 +107,7 @@ export async function startApiServer(opts: {
     leases: live.leases,
     trust: app.get('trust proxy fn'),
     plans,
+    errorBody: presentation.errorBody,
     options: { ...DEFAULT_WS_OPTIONS, pingIntervalMs: config.ws.pingIntervalMs, maxClients: config.ws.maxClients },
   });
   await new Promise<void>((resolve, reject) => {

@@ -113,7 +113,7 @@ export interface MarketIndexerSpec {
   readonly image?: MarketIndexerSpecImage;
 
   /**
-   * interface variant served (the appendix variant `legacy` arrives with its issue)
+   * interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key (D-155, D-159)
    *
    * @schema MarketIndexerSpec#variant
    */
@@ -252,13 +252,15 @@ export function toJson_MarketIndexerSpecImage(obj: MarketIndexerSpecImage | unde
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * interface variant served (the appendix variant `legacy` arrives with its issue)
+ * interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key (D-155, D-159)
  *
  * @schema MarketIndexerSpecVariant
  */
 export enum MarketIndexerSpecVariant {
   /** v1 */
   V1 = "v1",
+  /** legacy */
+  LEGACY = "legacy",
 }
 
 /**
@@ -455,13 +457,6 @@ export interface MarketIndexerSpecSettings {
    * @schema MarketIndexerSpecSettings#LOG_LEVEL
    */
   readonly logLevel?: MarketIndexerSpecSettingsLogLevel;
-
-  /**
-   * the API's shape: `v1` (the spec's contract) or `legacy` (the spec appendix's envelope, cursor pagination and plans by API key, D-155); a tenant serves one
-   *
-   * @schema MarketIndexerSpecSettings#API_VARIANT
-   */
-  readonly apiVariant?: MarketIndexerSpecSettingsApiVariant;
 
   /**
    * the single supported chain identifier: `chain` of auth messages, `?chain=` of `/markets`
@@ -675,7 +670,6 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
   if (obj === undefined) { return undefined; }
   const result = {
     'LOG_LEVEL': obj.logLevel,
-    'API_VARIANT': obj.apiVariant,
     'CHAIN_ID': obj.chainId,
     'DATABASE_POOL_MAX': obj.databasePoolMax,
     'REDIS_COMMAND_TIMEOUT_MS': obj.redisCommandTimeoutMs,
@@ -1347,18 +1341,6 @@ export enum MarketIndexerSpecSettingsLogLevel {
   TRACE = "trace",
   /** silent */
   SILENT = "silent",
-}
-
-/**
- * the API's shape: `v1` (the spec's contract) or `legacy` (the spec appendix's envelope, cursor pagination and plans by API key, D-155); a tenant serves one
- *
- * @schema MarketIndexerSpecSettingsApiVariant
- */
-export enum MarketIndexerSpecSettingsApiVariant {
-  /** v1 */
-  V1 = "v1",
-  /** legacy */
-  LEGACY = "legacy",
 }
 
 /**

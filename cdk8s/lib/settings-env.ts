@@ -8,7 +8,7 @@ export type KitProcess = 'api' | 'indexer' | 'migrate';
 
 /**
  * The non-secret settings a process gets, as ConfigMap data: what the kit manages (tenant,
- * ports, program, proxy trust from the ingress), then the tenant's own `settings`, each only for
+ * ports, program, the API's variant, proxy trust from the ingress), then the tenant's own `settings`, each only for
  * the processes that read it (the catalog's `readBy`), so changing an indexer setting does not
  * roll the API. Keys sorted: the same data always renders the same and hashes the same.
  */
@@ -20,6 +20,8 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
   };
   if (process === 'api') {
     data.API_PORT = DEFAULT_PORTS.api;
+    // Written for v1 too: the ConfigMap says what the tenant serves, whatever the process default (D-159).
+    data.API_VARIANT = values.variant;
     if (values.api.ingress.enabled) {
       data.PUBLIC_HOSTS = values.api.ingress.host;
       data.TRUST_PROXY = values.api.ingress.trustedHops;

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { SETTINGS, TENANT_PATTERN, settingSpec, type SettingName } from '../../core/config/settings';
+import { API_VARIANTS, SETTINGS, TENANT_PATTERN, settingSpec, type SettingName } from '../../core/config/settings';
 import { METRICS } from '../../core/telemetry/metrics';
 
 /**
@@ -84,6 +84,8 @@ export const KIT_MANAGED_SETTINGS = [
   'INDEXER_PORT',
   'ALLOW_EMBEDDED_STORES',
   'DATA_DIR',
+  // Follows from the tenant's `variant` (D-159): one field says what a tenant serves.
+  'API_VARIANT',
 ] as const satisfies readonly SettingName[];
 
 export const TUNABLE_SETTINGS = (Object.keys(SETTINGS) as SettingName[]).filter((name) => {
@@ -114,7 +116,9 @@ const tenantProperties = {
     },
     { additionalProperties: false },
   ),
-  variant: StringEnum(['v1'] as const, { description: 'interface variant served (the appendix variant `legacy` arrives with its issue)' }),
+  variant: StringEnum(API_VARIANTS, {
+    description: "interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key (D-155, D-159)",
+  }),
   source: Type.Object(
     {
       type: StringEnum(SOURCE_TYPES, {

@@ -19,6 +19,10 @@ import { parseRedisUrl, REDIS_URL_SCHEMES } from '../redis/url';
  * Single-process mode (`npm start`) runs the API and the indexer in one process and reads what
  * they read; `embedded` marks what only it reads. `operator` is the MarketIndexer controller.
  */
+/** The API's presentations (D-155): the spec's contract and the appendix's. A tenant serves one. */
+export const API_VARIANTS = ['v1', 'legacy'] as const;
+export type ApiVariant = (typeof API_VARIANTS)[number];
+
 export type ProcessName = 'api' | 'indexer' | 'embedded' | 'migrate' | 'operator';
 
 export type JsonSchema = Record<string, unknown>;
@@ -150,10 +154,10 @@ export const SETTINGS = {
     readBy: BOTH,
     description: 'tenant; every Redis key and channel lives under `t:{TENANT_ID}:`',
   }),
-  API_VARIANT: oneOf(['v1', 'legacy'] as const, {
+  API_VARIANT: oneOf(API_VARIANTS, {
     default: 'v1',
     readBy: ['api'],
-    description: "the API's shape: `v1` (the spec's contract) or `legacy` (the spec appendix's envelope, cursor pagination and plans by API key, D-155); a tenant serves one",
+    description: "the API's shape: `v1` (the spec's contract) or `legacy` (the spec appendix's envelope, cursor pagination and plans by API key, D-155); a tenant serves one (the kit sets it from the tenant's `variant`, D-159)",
   }),
   CHAIN_ID: text(/^[a-z0-9][a-z0-9:_-]{0,63}$/, 'chain identifier', {
     default: 'solana-mainnet',

@@ -177,6 +177,21 @@ export const METRICS = {
     labelNames: ['reason'],
     services: API,
   },
+  // The appendix variant's API-key plans (D-154, D-161): what the plan limits refuse, and who holds /ws.
+  planLimitRefusals: {
+    name: 'service_plan_limit_refusals_total',
+    type: 'counter',
+    help: 'Appendix-variant requests and /ws upgrades refused because the caller had spent its API-key plan, by plan and limit (requests, ws_connections)',
+    labelNames: ['plan', 'limit'],
+    services: API,
+  },
+  planWsConnections: {
+    name: 'service_plan_ws_connections',
+    type: 'gauge',
+    help: 'Open /ws connections of the appendix variant on this process, by API-key plan (the plan limit counts across replicas)',
+    labelNames: ['plan'],
+    services: API,
+  },
   // operator
   operatorReconciles: {
     name: 'service_operator_reconciles_total',

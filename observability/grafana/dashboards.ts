@@ -50,7 +50,13 @@ function overview(): Dashboard {
         description: 'The line is the default latency objective\'s threshold.',
       }),
     )
-    .withPanel(timeseries('429s by tier', [q(`sum by (${T}, tier) (${rate(sel('rateLimitExceeded', s))})`, '{{tenant}} {{tier}}')], { unit: 'reqps' }));
+    .withPanel(timeseries('429s by tier', [q(`sum by (${T}, tier) (${rate(sel('rateLimitExceeded', s))})`, '{{tenant}} {{tier}}')], { unit: 'reqps' }))
+    .withPanel(
+      timeseries('Plan-limit refusals by plan (appendix variant)', [q(`sum by (${T}, plan, limit) (${rate(sel('planLimitRefusals', s))})`, '{{tenant}} {{plan}} {{limit}}')], {
+        unit: 'ops',
+        description: 'Requests and /ws upgrades refused because the caller had spent its API-key plan (D-154, D-161).',
+      }),
+    );
   d.withRow(new RowBuilder('WebSocket /ws'))
     .withPanel(
       timeseries('Connections and subscriptions', [
@@ -66,7 +72,8 @@ function overview(): Dashboard {
       ),
     )
     .withPanel(timeseries('Backpressure closes', [q(byTenant(`increase(${sel('wsBackpressureCloses', s)}${R})`), '{{tenant}}')], { unit: 'short' }))
-    .withPanel(timeseries('Refusals by reason', [q(`sum by (${T}, reason) (${rate(sel('wsRefusals', s))})`, '{{tenant}} {{reason}}')], { unit: 'ops' }));
+    .withPanel(timeseries('Refusals by reason', [q(`sum by (${T}, reason) (${rate(sel('wsRefusals', s))})`, '{{tenant}} {{reason}}')], { unit: 'ops' }))
+    .withPanel(timeseries('Connections by plan (appendix variant)', [q(`sum by (${T}, plan) (${sel('planWsConnections', s)})`, '{{tenant}} {{plan}}')]));
   d.withRow(new RowBuilder('Indexer'))
     .withPanel(
       timeseries('Slot lag', [q(`max by (${T}) (${sel('indexerSlotLag', s)})`, '{{tenant}}')], {

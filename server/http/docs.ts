@@ -29,8 +29,15 @@ const init = (document: string) => `window.ui = SwaggerUIBundle({ url: '/docs/${
 // only the folder is needed.
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 
+/**
+ * The contract documents of `api-reference/`, each served at `/docs/<name>` whichever variant the
+ * tenant serves: REST (OpenAPI) and `/ws` (AsyncAPI), of v1 and of the appendix variant.
+ */
+export const API_DOCUMENTS = ['openapi.yaml', 'openapi-legacy.yaml', 'asyncapi.yaml', 'asyncapi-legacy.yaml'] as const;
+export type ApiDocument = (typeof API_DOCUMENTS)[number];
+
 /** The paths `/docs` serves (all GET), for the 405 answers. */
-export const DOCS_ROUTES = ['/docs', '/docs/init.js', '/docs/openapi.yaml', '/docs/openapi-legacy.yaml', '/docs/asyncapi.yaml', '/docs/assets/*file'].map((path) => ({ method: 'GET' as const, path }));
+export const DOCS_ROUTES = ['/docs', '/docs/init.js', ...API_DOCUMENTS.map((d) => `/docs/${d}`), '/docs/assets/*file'].map((path) => ({ method: 'GET' as const, path }));
 
 /**
  * `/docs`: interactive API documentation rendered by Swagger UI from `openapi.yaml`, or from
@@ -39,14 +46,12 @@ export const DOCS_ROUTES = ['/docs', '/docs/init.js', '/docs/openapi.yaml', '/do
 export function docsRouter(opts: { document?: 'openapi.yaml' | 'openapi-legacy.yaml' } = {}): Router {
   const r = express.Router();
   const INIT = init(opts.document ?? 'openapi.yaml');
-  const openapi = readFileSync(path.join(API_REFERENCE_DIR, 'openapi.yaml'));
-  const openapiLegacy = readFileSync(path.join(API_REFERENCE_DIR, 'openapi-legacy.yaml'));
-  const asyncapi = readFileSync(path.join(API_REFERENCE_DIR, 'asyncapi.yaml'));
   r.get('/docs', (_req, res) => res.type('html').send(PAGE));
   r.get('/docs/init.js', (_req, res) => res.type('js').send(INIT));
-  r.get('/docs/openapi.yaml', (_req, res) => res.type('application/yaml').send(openapi));
-  r.get('/docs/openapi-legacy.yaml', (_req, res) => res.type('application/yaml').send(openapiLegacy));
-  r.get('/docs/asyncapi.yaml', (_req, res) => res.type('application/yaml').send(asyncapi));
+  for (const document of API_DOCUMENTS) {
+    const text = readFileSync(path.join(API_REFERENCE_DIR, document));
+    r.get(`/docs/${document}`, (_req, res) => res.type('application/yaml').send(text));
+  }
   r.use('/docs/assets', express.static(SWAGGER_UI_DIR, { index: false, maxAge: '1h' }));
   return r;
 }

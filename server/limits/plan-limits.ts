@@ -6,9 +6,14 @@ import type { Redis } from '../../core/redis/client';
 import type { Keys } from '../../core/redis/keys';
 import { createLimiter } from '../../core/redis/rate-limit';
 import type { Logger } from '../../core/telemetry/logger';
+import type { Metrics } from '../../core/telemetry/metrics';
 import { ApiError } from '../http/errors';
 
 export const API_KEY_HEADER = 'x-api-key';
+
+/** Values of the `limit` label of service_plan_limit_refusals_total (D-161). */
+export const PLAN_LIMIT_KINDS = ['requests', 'ws_connections'] as const;
+export type PlanLimitKind = (typeof PLAN_LIMIT_KINDS)[number];
 
 /** Who a request counts against: its key's plan, or the keyless plan by client IP. */
 export interface PlanCaller {
@@ -33,6 +38,8 @@ export interface PlanLimits {
   middleware(): (req: Request, res: Response, next: NextFunction) => Promise<void>;
   /** The caller of a request or an upgrade, without consuming anything; null for a bad key. */
   caller(apiKey: string | undefined, ip: string | undefined): Promise<PlanCaller | null>;
+  /** Counts a refusal by a plan limit (the middleware counts its own; `/ws` counts its upgrades). */
+  refused(plan: PlanName, limit: PlanLimitKind): void;
 }
 
 /**
@@ -47,9 +54,13 @@ export function createPlanLimits(opts: {
   keys: ApiKeyStore;
   store: { redis: Redis; keys: Keys } | undefined;
   logger: Logger;
+  metrics: Metrics;
   cacheMs?: number;
 }): PlanLimits {
   const cacheMs = opts.cacheMs ?? 5_000;
+  const refused = (plan: PlanName, limit: PlanLimitKind) => opts.metrics.planLimitRefusals.inc({ plan, limit });
+  // Every series exists from the start, so a rate over it sees the first refusal.
+  for (const p of API_PLANS) for (const limit of PLAN_LIMIT_KINDS) opts.metrics.planLimitRefusals.inc({ plan: p.name, limit }, 0);
   const limiters = new Map<PlanName, RateLimiterAbstract>(
     API_PLANS.map((p) => [p.name, createLimiter({ tier: `plan_${p.name}`, points: p.requestsPerMinute, windowMs: PLAN_WINDOW_MS }, opts.store)]),
   );
@@ -99,6 +110,7 @@ export function createPlanLimits(opts: {
 
   return {
     caller,
+    refused,
     middleware: () => async (req, res, next) => {
       try {
         const header = req.headers[API_KEY_HEADER];
@@ -106,11 +118,17 @@ export function createPlanLimits(opts: {
         const c = await caller(apiKey, req.ip);
         if (!c) {
           // A bad key spends its IP's keyless budget first: guessing keys is limited like any caller.
-          if (!(await consume({ plan: KEYLESS_PLAN, subject: `ip:${req.ip ?? 'unknown'}` }, res))) return next(new ApiError('RATE_LIMITED', 'Rate limit exceeded'));
+          if (!(await consume({ plan: KEYLESS_PLAN, subject: `ip:${req.ip ?? 'unknown'}` }, res))) {
+            refused(KEYLESS_PLAN, 'requests');
+            return next(new ApiError('RATE_LIMITED', 'Rate limit exceeded'));
+          }
           return next(new ApiError('UNAUTHORIZED', 'Unknown or revoked API key'));
         }
         req.planCaller = c;
-        if (!(await consume(c, res))) return next(new ApiError('RATE_LIMITED', 'Rate limit exceeded'));
+        if (!(await consume(c, res))) {
+          refused(c.plan, 'requests');
+          return next(new ApiError('RATE_LIMITED', 'Rate limit exceeded'));
+        }
         next();
       } catch (err) {
         next(err);

@@ -130,21 +130,29 @@ export function encode(msg: Record<string, unknown>): Buffer {
 }
 
 /**
- * The appendix variant's subscribe, `{ type: "subscribe", channel: "market.update", marketId }`,
- * as the `market:<marketId>` subscription it means (D-158); every other frame unchanged, so
- * `resumeFrom`, unsubscribe and the errors work as in v1.
+ * The appendix variant's client messages (D-158, D-162): `{ type: "subscribe" | "unsubscribe",
+ * channel: "market.update", marketId }`, as the `market:<marketId>` subscription they mean, so
+ * `resumeFrom`, the hub and the replies are v1's. Only that form: v1's channel names
+ * (`orderbook:…`, `positions:…`) are not part of the variant and are refused, so a legacy
+ * client never receives a v1-only frame.
  */
 export const LEGACY_MARKET_CHANNEL = 'market.update';
-export function fromLegacyFrame(text: string): string {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return text;
+export const LEGACY_WS_ERRORS = {
+  channel: (channel: string) => `Invalid channel: ${channel}. Expected ${LEGACY_MARKET_CHANNEL} with a marketId`,
+  marketId: 'Invalid marketId: expected a market epoch id',
+} as const;
+
+export function parseLegacyClientMessage(text: string): { ok: true; message: ClientMessage } | { ok: false; error: string } {
+  const parsed = parseClientMessage(text);
+  if (!parsed.ok) return parsed;
+  const m = parsed.message;
+  if (m.channel !== LEGACY_MARKET_CHANNEL) {
+    const name = typeof m.channel === 'string' ? m.channel : m.channel === undefined ? '' : JSON.stringify(m.channel);
+    return { ok: false, error: LEGACY_WS_ERRORS.channel(echo(name)) };
   }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return text;
-  const { marketId, ...rest } = v as Record<string, unknown>;
-  if (rest.channel !== LEGACY_MARKET_CHANNEL) return text;
-  const id = typeof marketId === 'number' && Number.isSafeInteger(marketId) ? String(marketId) : typeof marketId === 'string' ? marketId : '';
-  return JSON.stringify({ ...rest, channel: `market:${id}` });
+  // parseClientMessage accepted it, so it is a JSON object.
+  const marketId = (JSON.parse(text) as Record<string, unknown>).marketId;
+  const id = typeof marketId === 'number' && Number.isSafeInteger(marketId) && marketId >= 0 ? String(marketId) : typeof marketId === 'string' ? marketId : '';
+  if (!isMarketId(id)) return { ok: false, error: LEGACY_WS_ERRORS.marketId };
+  return { ok: true, message: { ...m, channel: `market:${id}` } };
 }

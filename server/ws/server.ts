@@ -3,7 +3,7 @@ import { WS_LIMIT_GAUGES, WS_LIMITS, type WsLimitKey } from '../../core/limits';
 import { collectOnScrape } from '../../core/telemetry/metrics';
 import type http from 'node:http';
 import { STATUS_CODES } from 'node:http';
-import { ERROR_STATUS, errorBody, type ErrorCode } from '../../core/http/errors';
+import { ApiError, ERROR_STATUS, type ErrorCode } from '../../core/http/errors';
 import type { Duplex } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -12,8 +12,9 @@ import type { Bus } from '../../core/redis/bus';
 import type { NonceStore } from '../../core/redis/nonce-store';
 import type { UpdateLog } from '../../core/redis/updates';
 import type { SignatureVerifier } from '../auth/verify';
+import { v1ErrorBody, type ErrorWriter } from '../http/errors';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
-import { planOf } from '../../core/plans';
+import { API_PLANS, planOf, type PlanName } from '../../core/plans';
 import type { PlanLimits } from '../limits/plan-limits';
 import type { AuthFailureBudget } from '../limits/rate-limit';
 import { createFrameSender } from './frame-sender';
@@ -33,7 +34,7 @@ import {
   WS_ERRORS,
   encode,
   parseChannel,
-  fromLegacyFrame,
+  parseLegacyClientMessage,
   parseClientMessage,
   parseResumeFrom,
   type Channel,
@@ -67,6 +68,8 @@ interface Client extends HubClient {
   /** The client IP (as the REST rate limits see it). */
   ip: string;
   lease: Lease;
+  /** The API-key plan the connection counts against (appendix variant only). */
+  plan: PlanName | undefined;
   subscriptions: Set<string>;
   alive: boolean;
   pending: number;
@@ -86,9 +89,10 @@ export interface WsServer {
 }
 
 /** The HTTP answer to a refused upgrade: the REST error envelope (decision D-50). */
-function refuse(socket: Duplex, code: ErrorCode, message: string, extra: string[] = []): void {
+/** An upgrade refused with an HTTP response, its body in the presentation's error shape (D-160). */
+function refuse(socket: Duplex, write: ErrorWriter, code: ErrorCode, message: string, extra: string[] = []): void {
   const status = ERROR_STATUS[code];
-  const json = JSON.stringify(errorBody(code, message));
+  const json = JSON.stringify(write(new ApiError(code, message)));
   socket.end(
     [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(json)}`, 'Connection: close', ...extra, '', json].join('\r\n'),
   );
@@ -138,9 +142,12 @@ export function attachWebSocketServer(opts: {
    * `apiKey` query parameter; Free by IP without one) instead of per IP, and its subscribe form.
    */
   plans?: PlanLimits;
+  /** The presentation's error body, for refused upgrades (v1's by default; the variant's own, D-160). */
+  errorBody?: ErrorWriter;
 }): WsServer {
   const { common, options } = opts;
   const { config, metrics, logger } = common;
+  const writeError = opts.errorBody ?? v1ErrorBody;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false, clientTracking: false });
   const clients = new Set<Client>();
   const hub = createHub({
@@ -188,6 +195,7 @@ export function attachWebSocketServer(opts: {
   // Every reason's counter exists from the start, so a rule sees its first increase.
   for (const reason of WS_REFUSAL_REASONS) metrics.wsRefusals.inc({ reason }, 0);
   for (const reason of WS_AUTH_FAILURE_REASONS) metrics.wsAuthFailures.inc({ reason }, 0);
+  if (opts.plans) for (const p of API_PLANS) metrics.planWsConnections.set({ plan: p.name }, 0);
 
   // Updates: one frame per payload, one write per socket, corked per event-loop turn.
   const sendFrame = createFrameSender();
@@ -202,22 +210,23 @@ export function attachWebSocketServer(opts: {
     socket.on('error', () => socket.destroy());
     const path = (req.url ?? '').split('?')[0];
     if (path !== WS_PATH) {
-      refuse(socket, 'NOT_FOUND', 'Route not found');
+      refuse(socket, writeError, 'NOT_FOUND', 'Route not found');
       return;
     }
     if (!accepting) {
       refused('shutting_down');
-      refuse(socket, 'SERVICE_UNAVAILABLE', 'Server is shutting down');
+      refuse(socket, writeError, 'SERVICE_UNAVAILABLE', 'Server is shutting down');
       return;
     }
     if (clients.size + upgrading >= options.maxClients) {
       refused('max_clients');
-      refuse(socket, 'SERVICE_UNAVAILABLE', 'WebSocket server is at capacity', ['Retry-After: 1']);
+      refuse(socket, writeError, 'SERVICE_UNAVAILABLE', 'WebSocket server is at capacity', ['Retry-After: 1']);
       return;
     }
     const ip = proxyaddr(req, opts.trust);
     upgrading += 1;
     let lease: Lease | undefined;
+    let plan: PlanName | undefined;
     try {
       if (opts.plans) {
         const header = req.headers['x-api-key'];
@@ -225,9 +234,10 @@ export function attachWebSocketServer(opts: {
         const caller = await opts.plans.caller(apiKey, ip);
         if (!caller) {
           refused('per_ip');
-          refuse(socket, 'UNAUTHORIZED', 'Unknown or revoked API key');
+          refuse(socket, writeError, 'UNAUTHORIZED', 'Unknown or revoked API key');
           return;
         }
+        plan = caller.plan;
         lease = await opts.leases.acquire(caller.subject, planOf(caller.plan).wsConnections);
       } else {
         lease = await opts.leases.acquire(ip);
@@ -237,7 +247,8 @@ export function attachWebSocketServer(opts: {
     }
     if (!lease) {
       refused('per_ip');
-      refuse(socket, 'RATE_LIMITED', opts.plans ? 'Too many WebSocket connections for this plan' : 'Too many WebSocket connections from this address', ['Retry-After: 10']);
+      if (plan) opts.plans?.refused(plan, 'ws_connections');
+      refuse(socket, writeError, 'RATE_LIMITED', opts.plans ? 'Too many WebSocket connections for this plan' : 'Too many WebSocket connections from this address', ['Retry-After: 10']);
       return;
     }
     if (socket.destroyed || !accepting) {
@@ -246,14 +257,15 @@ export function attachWebSocketServer(opts: {
       return;
     }
     const held = lease;
-    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, held, ip));
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, held, ip, plan));
   }
 
-  function onConnection(ws: WebSocket, lease: Lease, ip: string): void {
+  function onConnection(ws: WebSocket, lease: Lease, ip: string, plan: PlanName | undefined): void {
     const client: Client = {
       ws,
       ip,
       lease,
+      plan,
       subscriptions: new Set(),
       alive: true,
       pending: 0,
@@ -269,6 +281,7 @@ export function attachWebSocketServer(opts: {
     };
     clients.add(client);
     metrics.wsConnections.inc();
+    if (plan) metrics.planWsConnections.inc({ plan });
     ws.on('pong', () => (client.alive = true));
     ws.on('error', (err: Error & { code?: string }) => {
       // ws closes the connection itself (1009 for an oversized frame, 1002 for a protocol error).
@@ -281,6 +294,7 @@ export function attachWebSocketServer(opts: {
       hub.removeClient(client);
       opts.leases.release(lease);
       metrics.wsConnections.dec();
+      if (plan) metrics.planWsConnections.dec({ plan });
     });
     ws.on('message', (data: RawData) => {
       if (++client.pending > options.maxPendingMessages) {
@@ -306,7 +320,7 @@ export function attachWebSocketServer(opts: {
 
   async function onMessage(client: Client, data: RawData): Promise<void> {
     const text = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8');
-    const parsed = parseClientMessage(opts.plans ? fromLegacyFrame(text) : text);
+    const parsed = opts.plans ? parseLegacyClientMessage(text) : parseClientMessage(text);
     if (!parsed.ok) return sendError(client, parsed.error);
     const m = parsed.message;
     const ch = parseChannel(m.channel);

@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { call, type Json } from '../support/api';
 import { ROOT } from '../support/processes';
 import { waitFor } from '../support/tables';
-import { WsClient } from '../support/ws';
+import { assertMatchesLegacyAsyncApi, WsClient } from '../support/ws';
+import { createOpenApiChecker, OPENAPI_LEGACY_PATH } from '../support/openapi';
 
 /** The README's run command: its first code line is `npm ci && npm start` (the install is the suite's own). */
 function readmeRunCommand(): string[] {
@@ -24,8 +25,9 @@ interface Started {
 }
 
 /** `npm start` with nothing but PATH, a free port and its own data folder: no DATABASE_URL, no REDIS_URL. */
-async function start(dataDir: string): Promise<Started> {
-  const [cmd, ...args] = readmeRunCommand();
+async function start(dataDir: string, extraArgs: string[] = []): Promise<Started> {
+  const [cmd, ...readmeArgs] = readmeRunCommand();
+  const args = [...readmeArgs, ...(extraArgs.length ? ['--', ...extraArgs] : [])];
   // Its own process group, like a terminal's foreground job: signals go to npm and the service.
   const child = spawn(cmd!, args, {
     cwd: ROOT,
@@ -163,5 +165,41 @@ describe('npm start: the whole service in one process with nothing installed', (
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metric(metrics, 'service_indexer_duplicate_events_total')).toBe(cursorSlotEvents);
     await stop(s);
+  }, 240_000);
+
+  it('npm start -- --variant legacy shows the appendix variant: its banner, envelope, 404s and /ws form', async () => {
+    const legacyDir = mkdtempSync(path.join(os.tmpdir(), 'mi-embedded-legacy-'));
+    try {
+      const s = await start(legacyDir, ['--variant', 'legacy']);
+      started.push(s);
+      expect(s.output()).toContain('(the spec appendix variant: API_VARIANT=legacy)');
+      expect(s.output()).toContain('"channel":"market.update"');
+      const base = `http://127.0.0.1:${s.port}`;
+      const legacyContract = createOpenApiChecker(OPENAPI_LEGACY_PATH);
+      const call = async (url: string) => {
+        const res = await fetch(url);
+        const body = (await res.json()) as Json;
+        legacyContract.assertMatches('GET', url, res.status, res.headers.get('content-type'), body);
+        return { status: res.status, body };
+      };
+      await waitFor('/ready', async () => (await fetch(`${base}/ready`)).status === 200, 30_000);
+      const current = await waitFor('a current market', async () => {
+        const r = await call(`${base}/api/v1/markets/current`);
+        return r.status === 200 ? r.body : undefined;
+      });
+      expect(current).toMatchObject({ success: true, data: { marketId: expect.any(String) }, timestamp: expect.any(Number) });
+      const v1Only = await call(`${base}/api/v1/status`);
+      expect([v1Only.status, v1Only.body.success, v1Only.body.error?.code]).toEqual([404, false, 'NOT_FOUND']);
+      const ws = await WsClient.open(`ws://127.0.0.1:${s.port}/ws`, {}, assertMatchesLegacyAsyncApi);
+      await ws.next((m) => m.type === 'connected');
+      expect(await ws.request({ type: 'subscribe', channel: 'market.update', marketId: current.data.marketId })).toMatchObject({
+        type: 'subscribed',
+        channel: `market:${current.data.marketId}`,
+      });
+      ws.assertValid();
+      await stop(s);
+    } finally {
+      rmSync(legacyDir, { recursive: true, force: true });
+    }
   }, 240_000);
 });

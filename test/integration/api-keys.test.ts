@@ -111,12 +111,15 @@ describe('plan limits (real Redis, cluster-wide)', () => {
 
   /** A replica: the plan middleware in front of a handler, errors as `{ code }` with their status. */
   async function replica() {
-    const limits = createPlanLimits({ tenant, keys: store, store: { redis, keys: createKeys(tenant) }, logger: testCommon().logger, cacheMs: 0 });
+    const { logger, metrics } = testCommon();
+    const limits = createPlanLimits({ tenant, keys: store, store: { redis, keys: createKeys(tenant) }, logger, metrics, cacheMs: 0 });
     const app = express();
     app.set('trust proxy', true);
     app.get('/x', limits.middleware(), (req, res) => void res.json({ plan: req.planCaller!.plan, subject: req.planCaller!.subject }));
     app.use((err: ApiError, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(err.status).json({ code: err.code }));
-    return serve(app);
+    const refusals = async () =>
+      Object.fromEntries((await metrics.planLimitRefusals.get()).values.filter((v) => v.value > 0).map((v) => [`${v.labels.plan}/${v.labels.limit}`, v.value]));
+    return { ...(await serve(app)), refusals };
   }
 
   it('declares the appendix tiers', () => {
@@ -139,8 +142,11 @@ describe('plan limits (real Redis, cluster-wide)', () => {
         expect(res.headers.get('x-ratelimit-remaining')).toBe(String(free - 1 - i));
         if (i === 0) expect(await res.json()).toEqual({ plan: 'free', subject: 'ip:203.0.113.7' });
       }
+      expect([await a.refusals(), await b.refusals()]).toEqual([{}, {}]);
       const over = await fetch(`${a.url}/x`, { headers: ip });
       expect(over.status).toBe(429);
+      // Counted by the replica that refused it, under the plan that was spent (D-161).
+      expect([await a.refusals(), await b.refusals()]).toEqual([{ 'free/requests': 1 }, {}]);
       expect(await over.json()).toEqual({ code: 'RATE_LIMITED' });
       expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);

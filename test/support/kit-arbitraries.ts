@@ -1,10 +1,11 @@
 import fc from 'fast-check';
 import { LOAD_TEST_PROFILES, LOAD_TEST_SCRIPTS, type EnvironmentInput, type TenantInput } from '../../cdk8s/lib/values';
+import { API_VARIANTS } from '../../core/config/settings';
 import { METRICS } from '../../core/telemetry/metrics';
 
 /**
  * Random valid environments for the kit's property tests: 1–3 tenants, each with its own mix of
- * source, sizing, autoscaling, ingress, dev stores, network policy, monitoring, quota and
+ * variant, source, sizing, autoscaling, ingress, dev stores, network policy, monitoring, quota and
  * settings (including values Helm would print in exponent form, such as 1000000).
  */
 const ALL_EGRESS = {
@@ -31,6 +32,7 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
   fc
     .record({
       source: fc.constantFrom('rpc', 'rpc+ws+webhook', 'webhook', 'simulator'),
+      variant: fc.option(fc.constantFrom(...API_VARIANTS), { nil: undefined }),
       replicas: fc.integer({ min: 1, max: 4 }),
       autoscaling: fc.option(fc.record({ min: fc.integer({ min: 1, max: 3 }), extra: fc.integer({ min: 0, max: 4 }) }), { nil: undefined }),
       ingress: fc.option(fc.boolean(), { nil: undefined }),
@@ -52,6 +54,7 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
     .map((r): TenantInput => {
       const webhook = r.source === 'webhook';
       return {
+        ...(r.variant === undefined ? {} : { variant: r.variant }),
         source: {
           type: r.source === 'rpc+ws+webhook' ? 'rpc' : (r.source as 'rpc' | 'webhook' | 'simulator'),
           ...(r.source === 'rpc+ws+webhook'

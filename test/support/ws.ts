@@ -7,17 +7,8 @@ import YAML from 'yaml';
 import { walletHeaders, type Json, type SignOptions } from './api';
 
 export const ASYNCAPI_PATH = path.resolve(__dirname, '../../api-reference/asyncapi.yaml');
-
-const doc = YAML.parse(readFileSync(ASYNCAPI_PATH, 'utf8')) as Json;
-// AsyncAPI schemas are JSON Schema draft-07 (plus keywords Ajv ignores without strict mode).
-const ajv = new Ajv({ strict: false, allErrors: true });
-ajv.addSchema(doc, 'asyncapi');
-const validators = new Map<string, ValidateFunction>();
-function validatorFor(name: string): ValidateFunction {
-  let v = validators.get(name);
-  if (!v) validators.set(name, (v = ajv.compile({ $ref: `asyncapi#/components/messages/${name}/payload` })));
-  return v;
-}
+/** The appendix variant's stream (API_VARIANT=legacy). */
+export const ASYNCAPI_LEGACY_PATH = path.resolve(__dirname, '../../api-reference/asyncapi-legacy.yaml');
 
 /** Which documented message a server frame claims to be. */
 function messageName(m: Json): string {
@@ -28,12 +19,43 @@ function messageName(m: Json): string {
   return String(m.type);
 }
 
+export type FrameCheck = (m: Json) => void;
+
+/** A check of frames against one AsyncAPI document: throws naming the message and the rule broken. */
+export function asyncApiCheck(file: string): FrameCheck {
+  const doc = YAML.parse(readFileSync(file, 'utf8')) as Json;
+  const name = path.basename(file);
+  // AsyncAPI schemas are JSON Schema draft-07 (plus keywords Ajv ignores without strict mode).
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addSchema(doc, 'asyncapi');
+  const validators = new Map<string, ValidateFunction>();
+  function validatorFor(message: string): ValidateFunction {
+    let v = validators.get(message);
+    if (!v) validators.set(message, (v = ajv.compile({ $ref: `asyncapi#/components/messages/${message}/payload` })));
+    return v;
+  }
+  return (m) => {
+    const message = messageName(m);
+    if (!doc.components.messages[message]) throw new Error(`message ${message} is not in ${name}: ${JSON.stringify(m).slice(0, 300)}`);
+    const validate = validatorFor(message);
+    if (!validate(m)) throw new Error(`${message} does not match ${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(m).slice(0, 500)}`);
+  };
+}
+
 /** Checks a received (or sent) frame against api-reference/asyncapi.yaml. */
-export function assertMatchesAsyncApi(m: Json): void {
-  const name = messageName(m);
-  if (!doc.components.messages[name]) throw new Error(`message ${name} is not in asyncapi.yaml: ${JSON.stringify(m).slice(0, 300)}`);
-  const validate = validatorFor(name);
-  if (!validate(m)) throw new Error(`${name} does not match asyncapi.yaml: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(m).slice(0, 500)}`);
+export const assertMatchesAsyncApi: FrameCheck = asyncApiCheck(ASYNCAPI_PATH);
+/** Checks a frame of the appendix variant against api-reference/asyncapi-legacy.yaml. */
+export const assertMatchesLegacyAsyncApi: FrameCheck = asyncApiCheck(ASYNCAPI_LEGACY_PATH);
+
+/** A schema of `components.schemas` of an AsyncAPI document, as a validator (e.g. the legacy upgrade refusal body). */
+export function asyncApiSchemaCheck(file: string, schema: string): FrameCheck {
+  const doc = YAML.parse(readFileSync(file, 'utf8')) as Json;
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addSchema(doc, 'asyncapi');
+  const validate = ajv.compile({ $ref: `asyncapi#/components/schemas/${schema}` });
+  return (m) => {
+    if (!validate(m)) throw new Error(`${schema} does not match ${path.basename(file)}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(m).slice(0, 500)}`);
+  };
 }
 
 export interface Closed {
@@ -53,11 +75,14 @@ export class WsClient {
   private waiters: (() => void)[] = [];
   private errors: Error[] = [];
 
-  private constructor(readonly ws: WebSocket) {
+  private constructor(
+    readonly ws: WebSocket,
+    private readonly check: FrameCheck,
+  ) {
     ws.on('message', (data) => {
       const m = JSON.parse(data.toString()) as Json;
       try {
-        assertMatchesAsyncApi(m);
+        check(m);
       } catch (err) {
         this.errors.push(err as Error);
       }
@@ -68,9 +93,10 @@ export class WsClient {
     void this.closed.then(() => this.wake());
   }
 
-  static open(url: string, opts: WebSocket.ClientOptions = {}): Promise<WsClient> {
+  /** `check`: the document frames are validated against (v1's `asyncapi.yaml` by default). */
+  static open(url: string, opts: WebSocket.ClientOptions = {}, check: FrameCheck = assertMatchesAsyncApi): Promise<WsClient> {
     const ws = new WebSocket(url, opts);
-    const client = new WsClient(ws);
+    const client = new WsClient(ws, check);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(client));
       ws.once('error', reject);
@@ -118,7 +144,7 @@ export class WsClient {
   }
 
   send(msg: Json | string): void {
-    if (typeof msg !== 'string') assertMatchesAsyncApi(msg);
+    if (typeof msg !== 'string') this.check(msg);
     this.ws.send(typeof msg === 'string' ? msg : JSON.stringify(msg));
   }
 

@@ -357,6 +357,68 @@ describe('cdk8s kit: settings', () => {
   });
 });
 
+describe('cdk8s kit: the interface variant (D-159)', () => {
+  const configMapsOf = (env: EnvironmentInput) =>
+    Object.fromEntries(
+      tenantObjectsOf(env)
+        .filter((o) => o.kind === 'ConfigMap' && /market-indexer-(api|indexer)$/.test(o.metadata.name))
+        .map((o) => [keyOf(o), (o as unknown as { data: Record<string, string> }).data]),
+    );
+  const withVariant = (variant: unknown, tenant = 'beta') => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as any;
+    env.tenants[tenant].variant = variant;
+    return env as EnvironmentInput;
+  };
+
+  it("gives a legacy tenant's API pods API_VARIANT=legacy, and only its API's", () => {
+    const objects = tenantObjectsOf(withVariant('legacy'));
+    const maps = configMapsOf(withVariant('legacy'));
+    expect(maps['ConfigMap mi-beta/market-indexer-api']!.API_VARIANT).toBe('legacy');
+    expect(maps['ConfigMap mi-alpha/market-indexer-api']!.API_VARIANT).toBe('v1');
+    expect(maps['ConfigMap mi-beta/market-indexer-indexer']!.API_VARIANT).toBeUndefined();
+    // The API container reads exactly that ConfigMap, and nothing in its env overrides it.
+    const api = objects.find((o) => keyOf(o) === 'Deployment mi-beta/market-indexer-api') as DeploymentLike;
+    const container = api.spec.template.spec.containers.find((c) => c.name === 'api')!;
+    expect(container.envFrom).toEqual([{ configMapRef: { name: 'market-indexer-api' } }]);
+    expect((container.env ?? []).map((e) => e.name)).not.toContain('API_VARIANT');
+  });
+
+  it('keeps v1 the default, and rolls only the API pods of the tenant that switches', () => {
+    const base = ENVIRONMENTS.staging!;
+    expect(TENANT_DEFAULTS.variant).toBe('v1');
+    for (const [key, data] of Object.entries(configMapsOf(base))) expect([key, data.API_VARIANT]).toEqual([key, key.endsWith('-api') ? 'v1' : undefined]);
+    const sums = (env: EnvironmentInput) =>
+      Object.fromEntries(
+        tenantObjectsOf(env)
+          .filter((o) => o.kind === 'Deployment')
+          .map((o) => [keyOf(o), (o as any).spec.template.metadata.annotations['checksum/settings'] as string]),
+      );
+    const before = sums(base);
+    const after = sums(withVariant('legacy'));
+    for (const [key, sum] of Object.entries(before)) expect([key, after[key] !== sum]).toEqual([key, key === 'Deployment mi-beta/market-indexer-api']);
+  });
+
+  it('refuses an unknown variant, and API_VARIANT among settings (the variant field sets it), naming the field', () => {
+    const problems = (env: EnvironmentInput) => {
+      try {
+        synthEnvironment(env, 'env.yaml');
+      } catch (err) {
+        expect(err).toBeInstanceOf(KitInputError);
+        return (err as KitInputError).problems;
+      }
+      throw new Error('accepted');
+    };
+    expect(problems(withVariant('v2'))).toContain('tenants.beta.variant: must be one of "v1", "legacy"');
+    expect(problems({ ...ENVIRONMENTS.staging!, variant: 'LEGACY' } as never)).toContain('variant: must be one of "v1", "legacy"');
+    expect(problems({ ...ENVIRONMENTS.staging!, settings: { API_VARIANT: 'legacy' } } as never)).toContain('settings.API_VARIANT: unknown field');
+    // The construct's props are checked the same way (the operator renders through them).
+    const app = new App();
+    expect(() => new MarketIndexerTenant(new Chart(app, 't'), 'tenant', { tenant: 'alpha', environment: 'test', variant: 'v2' as never })).toThrow(
+      /variant: must be one of "v1", "legacy"/,
+    );
+  });
+});
+
 /** The staging environment's common layer, as MarketIndexerTenant props. */
 function stagingLayer() {
   const { environment: _e, tenants: _t, ...layer } = ENVIRONMENTS.staging!;

@@ -1,6 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MarketIndexer } from '../../cdk8s/lib/crd';
+import { marketIndexerCrd, type MarketIndexer } from '../../cdk8s/lib/crd';
+import { KitInputError } from '../../cdk8s/lib/resolve';
+import { renderTenant } from '../../operator/render';
+import { compileCrdSchema } from '../support/kube-apiserver/crd-schema';
 import { nextConditions, transitions } from '../../operator/conditions';
 import { createIndexerStatusPoller, FAILURES_TO_FORGET } from '../../operator/indexer-status';
 import { createWorkQueue } from '../../operator/queue';
@@ -110,5 +113,48 @@ describe('operator status poller', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('operator: the interface variant of a MarketIndexer (D-159)', () => {
+  const DEFAULTS = { networkPolicy: { egress: { database: { ipBlocks: [{ cidr: '10.0.0.0/16' }] }, redis: { ipBlocks: [{ cidr: '10.1.0.0/16' }] }, rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] } } } };
+  const mi = (spec: Record<string, unknown>) =>
+    ({ apiVersion: 'marketindexer.dev/v1alpha1', kind: 'MarketIndexer', metadata: { name: 't', uid: 'u-1', generation: 1 }, spec: { tenant: 't', ...spec } }) as unknown as MarketIndexer;
+  const apiSettings = (spec: Record<string, unknown>) => {
+    const { objects } = renderTenant(mi(spec), { environment: 'test', defaults: DEFAULTS as never });
+    const settings = (name: string) => (objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === name) as unknown as { data: Record<string, string> }).data;
+    const api = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'market-indexer-api') as unknown as {
+      spec: { template: { spec: { containers: { name: string; envFrom: { configMapRef: { name: string } }[] }[] } } };
+    };
+    // The API container takes its settings from that ConfigMap.
+    expect(api.spec.template.spec.containers.find((c) => c.name === 'api')!.envFrom).toEqual([{ configMapRef: { name: 'market-indexer-api' } }]);
+    return { api: settings('market-indexer-api'), indexer: settings('market-indexer-indexer') };
+  };
+
+  it('renders spec.variant legacy as API_VARIANT=legacy on the API pods only; without it, v1', () => {
+    const legacy = apiSettings({ variant: 'legacy' });
+    expect(legacy.api.API_VARIANT).toBe('legacy');
+    expect(legacy.indexer.API_VARIANT).toBeUndefined();
+    expect(apiSettings({}).api.API_VARIANT).toBe('v1');
+  });
+
+  it('refuses an unknown variant in the CRD schema (the API server) and in the render (InvalidSpec), naming the field', () => {
+    const crd = marketIndexerCrd() as { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
+    const schema = compileCrdSchema(crd.spec.versions[0]!.schema.openAPIV3Schema);
+    const asJson = (spec: Record<string, unknown>) => JSON.parse(JSON.stringify(mi(spec))) as Record<string, unknown>;
+    expect(schema.admit(asJson({ variant: 'legacy' }), undefined)).toEqual([]);
+    expect(schema.admit(asJson({ variant: 'v2' }), undefined)).toEqual([{ field: 'spec.variant', message: expect.stringMatching(/must be equal to one of the allowed values/) }]);
+    // The kit sets API_VARIANT from the variant: a spec cannot set it beside it (the API server prunes it).
+    const withSetting = asJson({ settings: { API_VARIANT: 'legacy', LOG_LEVEL: 'warn' } });
+    expect(schema.admit(withSetting, undefined)).toEqual([]);
+    expect((withSetting.spec as { settings: unknown }).settings).toEqual({ LOG_LEVEL: 'warn' });
+    let thrown: unknown;
+    try {
+      renderTenant(mi({ variant: 'v2' }), { environment: 'test', defaults: DEFAULTS as never });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(KitInputError);
+    expect((thrown as KitInputError).problems).toContain('variant: must be one of "v1", "legacy"');
   });
 });

@@ -111,6 +111,7 @@ in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process
 {{- $data := dict "NODE_ENV" "production" "TENANT_ID" .tenant "PROGRAM_ID" $v.source.programId -}}
 {{- if eq .process "api" -}}
 {{- $_ := set $data "API_PORT" (include "market-indexer.envValue" $facts.ports.api) -}}
+{{- $_ := set $data "API_VARIANT" $v.variant -}}
 {{- if $v.api.ingress.enabled -}}
 {{- $_ := set $data "PUBLIC_HOSTS" $v.api.ingress.host -}}
 {{- $_ := set $data "TRUST_PROXY" (include "market-indexer.envValue" $v.api.ingress.trustedHops) -}}
