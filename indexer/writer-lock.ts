@@ -35,6 +35,10 @@ export async function acquireWriterLock(opts: {
   client.on('error', (err) => lostResolve(err));
   client.on('end', () => lostResolve(new Error('writer lock connection closed')));
   await client.connect();
+  // A standby that goes away (stopped, killed, its pod gone) leaves a backend blocked in
+  // pg_advisory_lock that would otherwise wait for the lock before noticing, and show as a
+  // standby meanwhile (D-165): checked every second where PostgreSQL can (14+ on Linux).
+  await client.query("SET client_connection_check_interval = '1s'").catch(() => {});
   const key = writerLockKey(opts.tenant);
   const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [key]);
   if (!rows[0]?.ok) {

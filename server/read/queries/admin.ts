@@ -16,7 +16,7 @@ export const indexerState = (db: Db) =>
  */
 export const writerLockSessions = (db: Db, key: string, applicationPrefix: string) =>
   db.any<{ pid: number; application_name: string | null; backend_start: Date | null; client_addr: string | null; granted: boolean }>(
-    `SELECT l.pid, a.application_name, a.backend_start, a.client_addr::text AS client_addr, l.granted
+    `SELECT l.pid, a.application_name, a.backend_start, host(a.client_addr) AS client_addr, l.granted
        FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.objsubid = 1
         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -88,7 +88,7 @@ export async function requestRetry(db: Db, deadLetterId: string, by: string, cha
     }
     const row = await t.one<RetryRow>(`INSERT INTO dead_letter_retries (dead_letter_id, requested_by) VALUES ($1, $2) RETURNING ${RETRY_COLUMNS}`, [deadLetterId, by]);
     // Delivered when this transaction commits, so the writer finds the request.
-    await t.none('SELECT pg_notify($1, $2)', [channel, row.id]);
+    await t.any('SELECT pg_notify($1, $2)', [channel, row.id]);
     return row;
   });
 }
