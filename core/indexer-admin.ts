@@ -19,6 +19,14 @@ export const RETRY_CHANNEL = 'dead_letter_retry';
 export const RETRY_OUTCOMES = ['applied', 'already_applied', 'still_failing', 'not_retryable'] as const;
 export type RetryOutcome = (typeof RETRY_OUTCOMES)[number];
 
+/**
+ * How a batch's events were applied: `ahead` (before the commit, D-62), `reapplied` (applied
+ * ahead on a state that did not come to be, or holding events already in the ledger, so
+ * applied again inside the transaction) or `in_transaction` (not applied ahead).
+ */
+export const BATCH_PATHS = ['ahead', 'reapplied', 'in_transaction'] as const;
+export type BatchPath = (typeof BATCH_PATHS)[number];
+
 /** Batches the writer keeps for `GET /admin/indexer`. */
 export const RECENT_BATCHES = 20;
 
@@ -29,7 +37,7 @@ export interface BatchTiming {
   transactions: number;
   events: number;
   deadLetters: number;
-  path: 'ahead' | 'reapplied' | 'in_transaction';
+  path: BatchPath;
   /** Parse to commit, milliseconds (parse and apply run while the previous batch commits). */
   totalMs: number;
   phasesMs: { parse: number; ledger: number; load: number; apply: number; write: number; commit: number };

@@ -3,7 +3,7 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
-import { RECENT_BATCHES, RETRY_CHANNEL, type BatchTiming } from '../core/indexer-admin';
+import { BATCH_PATHS, RECENT_BATCHES, RETRY_CHANNEL, type BatchTiming } from '../core/indexer-admin';
 import type { UpdateLog } from '../core/redis/updates';
 import { STORES } from '../core/telemetry/metrics';
 import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './projection';
@@ -11,8 +11,6 @@ import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../core/telemetry/trace-c
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';
 import { acquireWriterLock, type WriterLock } from './writer-lock';
-
-const BATCH_PATHS: readonly BatchResult['path'][] = ['ahead', 'reapplied', 'in_transaction'];
 
 export type IndexerRole = 'starting' | 'standby' | 'writer' | 'stopped' | 'failed';
 
