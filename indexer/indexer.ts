@@ -161,7 +161,8 @@ export function createIndexer(opts: {
         })
         .finally(() => (settling = undefined));
     };
-    await lock.listen(RETRY_CHANNEL, settleRetries);
+    // Without notifications (a database that cannot LISTEN) the heartbeat still finds requests.
+    await lock.listen(RETRY_CHANNEL, settleRetries).catch((err: unknown) => logger.warn({ err }, 'LISTEN for dead-letter retries failed; found at heartbeats only'));
     const tick = () => {
       settleRetries();
       // Not awaited: a slow or unreachable RPC must not delay indexing.
