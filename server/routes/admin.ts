@@ -134,7 +134,8 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs }: RouteDeps): Rout
       handler: async (_req, res, { body }) => {
         const b = body as { plan: string; label?: string };
         const { key, info } = await keys.create({ tenant: tenantId, plan: b.plan, label: b.label });
-        // The only time the key is shown: only its hash is stored (D-153).
+        // The only time the key is shown: only its hash is stored (D-153); no cache keeps it.
+        res.setHeader('Cache-Control', 'no-store');
         res.json({ data: { apiKey: { ...keyPayload(info), key } } });
       },
     }),

@@ -131,7 +131,7 @@ describe('/admin/* (ADMIN_WALLETS, real signatures, audit table)', () => {
     expect((await get(base, '/admin/api-keys')).body).toEqual({ data: { apiKeys: [] } });
 
     const made = await post('/admin/api-keys', { plan: 'pro', label: 'partner A' });
-    expect(made.status).toBe(200);
+    expect([made.status, made.headers.get('cache-control')]).toEqual([200, 'no-store']);
     const { key, keyId } = made.body.data.apiKey;
     expect(made.body.data.apiKey).toMatchObject({ plan: 'pro', label: 'partner A', revokedAt: null });
     expect(key).toMatch(new RegExp(`^mik_${keyId}_`));
