@@ -3,6 +3,7 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
+import { BATCH_PATHS, RECENT_BATCHES, RETRY_CHANNEL, type BatchTiming } from '../core/indexer-admin';
 import type { UpdateLog } from '../core/redis/updates';
 import { STORES } from '../core/telemetry/metrics';
 import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './projection';
@@ -10,8 +11,6 @@ import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../core/telemetry/trace-c
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';
 import { acquireWriterLock, type WriterLock } from './writer-lock';
-
-const BATCH_PATHS: readonly BatchResult['path'][] = ['ahead', 'reapplied', 'in_transaction'];
 
 export type IndexerRole = 'starting' | 'standby' | 'writer' | 'stopped' | 'failed';
 
@@ -55,6 +54,8 @@ export function createIndexer(opts: {
   const st: IndexerStatus = { role: 'starting', lastProcessedSlot: null, chainTip: null, lastError: null };
   let running: Promise<void> | undefined;
   let lock: WriterLock | undefined;
+  // A ring in memory, written with the heartbeat: a commit pays one array push for it (D-165).
+  const recent: BatchTiming[] = [];
   const tracer = trace.getTracer('market-indexer/indexer');
 
   /**
@@ -97,12 +98,12 @@ export function createIndexer(opts: {
     if (st.role !== 'writer') return;
     await db
       .none(
-        `INSERT INTO indexer_status (id, writer_id, chain_tip_slot, rpc_connected, started_at, heartbeat_at)
-         VALUES (1, $1, $2, $3, now(), now())
+        `INSERT INTO indexer_status (id, writer_id, chain_tip_slot, rpc_connected, started_at, heartbeat_at, recent_batches)
+         VALUES (1, $1, $2, $3, now(), now(), $4)
          ON CONFLICT (id) DO UPDATE SET writer_id = EXCLUDED.writer_id, chain_tip_slot = EXCLUDED.chain_tip_slot,
-           rpc_connected = EXCLUDED.rpc_connected, heartbeat_at = now(),
+           rpc_connected = EXCLUDED.rpc_connected, heartbeat_at = now(), recent_batches = EXCLUDED.recent_batches,
            started_at = CASE WHEN indexer_status.writer_id = EXCLUDED.writer_id THEN indexer_status.started_at ELSE now() END`,
-        [writerId, st.chainTip, source.connected()],
+        [writerId, st.chainTip, source.connected(), JSON.stringify(recent)],
       )
       .catch((err: unknown) => {
         metrics.storeErrors.inc({ store: STORES.postgres });
@@ -116,6 +117,7 @@ export function createIndexer(opts: {
     lock = await acquireWriterLock({
       databaseUrl: opts.databaseUrl,
       tenant: config.tenantId,
+      instance: writerId,
       signal: controller.signal,
       onWaiting: () => logger.info('another indexer is writing; waiting as hot standby'),
     });
@@ -133,7 +135,36 @@ export function createIndexer(opts: {
       }
     });
     let publishing: Promise<void> = Promise.resolve();
+    const epoch = lock.epoch;
+    // Dead-letter retries (D-164): settled by this writer between its commits, when the API
+    // notifies and at every heartbeat (a notification sent while no writer listened).
+    let settling: Promise<void> | undefined;
+    let settleAgain = false;
+    const settleRetries = () => {
+      if (settling) {
+        settleAgain = true;
+        return;
+      }
+      settling = (async () => {
+        do {
+          settleAgain = false;
+          const done = await projector.settleRetries({ writerEpoch: epoch });
+          for (const d of done) {
+            logger.info({ request: d.requestId, deadLetter: d.deadLetterId, outcome: d.outcome, reason: d.reason }, 'dead-letter retry settled');
+            if (d.messages.length) publishing = publishing.then(() => publisher.publish(d.messages, performance.now()).then(() => undefined));
+          }
+        } while (settleAgain && !controller.signal.aborted);
+      })()
+        .catch((err: unknown) => {
+          if (!(err instanceof FencedError)) metrics.storeErrors.inc({ store: STORES.postgres });
+          logger.warn({ err }, 'dead-letter retries failed; tried again at the next heartbeat');
+        })
+        .finally(() => (settling = undefined));
+    };
+    // Without notifications (a database that cannot LISTEN) the heartbeat still finds requests.
+    await lock.listen(RETRY_CHANNEL, settleRetries).catch((err: unknown) => logger.warn({ err }, 'LISTEN for dead-letter retries failed; found at heartbeats only'));
     const tick = () => {
+      settleRetries();
       // Not awaited: a slow or unreachable RPC must not delay indexing.
       void heartbeat();
       // Updates a failed publish kept go out now rather than with a batch that may be long in
@@ -144,7 +175,6 @@ export function createIndexer(opts: {
     const timer = setInterval(tick, opts.heartbeatMs ?? 5_000);
     timer.unref();
     try {
-      const epoch = lock.epoch;
       const commitOne = async (prepared: PreparedBatch): Promise<void> => {
         // One trace per change (D-86): this batch's commit, its publish, and every API
         // replica's /ws fan-out of its updates. Unsampled, the commit runs outside any trace
@@ -179,7 +209,15 @@ export function createIndexer(opts: {
         }
         span.end();
         const p = result.phases;
-        metrics.indexerProcessingDuration.observe((p.parse + p.ledger + p.load + p.apply + p.write + p.commit) / 1000);
+        const totalMs = p.parse + p.ledger + p.load + p.apply + p.write + p.commit;
+        metrics.indexerProcessingDuration.observe(totalMs / 1000);
+        const round = (ms: number) => Math.round(ms * 1000) / 1000;
+        recent.push({
+          at: new Date().toISOString(), slot: result.slot, transactions: result.transactions, events: result.applied,
+          deadLetters: result.deadLetters.length, path: result.path, totalMs: round(totalMs),
+          phasesMs: { parse: round(p.parse), ledger: round(p.ledger), load: round(p.load), apply: round(p.apply), write: round(p.write), commit: round(p.commit) },
+        });
+        if (recent.length > RECENT_BATCHES) recent.shift();
         metrics.indexerTransactionsProcessed.inc({ source: source.name }, result.transactions);
         for (const [kind, n] of result.appliedByKind) metrics.indexerEventsApplied.inc({ kind }, n);
         metrics.indexerDuplicateEvents.inc(result.duplicates);
@@ -216,6 +254,7 @@ export function createIndexer(opts: {
         inflight.catch(() => {}); // surfaced by the await above or below, not as unhandled
       }
       if (inflight) await inflight;
+      await settling;
       await publishing;
       await heartbeat();
     } finally {

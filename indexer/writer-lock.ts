@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { writerLockApplicationName, writerLockKey } from '../core/indexer-admin';
 
 export interface WriterLock {
   /** Fencing token of this writer: every batch commits only while it is still current. */
@@ -6,6 +7,11 @@ export interface WriterLock {
   cursor: { lastSlot: number; lastSignature: string | null };
   /** Resolves when the lock connection is lost (another process may take over). */
   lost: Promise<Error>;
+  /**
+   * Calls `onNotify` on each PostgreSQL NOTIFY on `channel`, received on the lock's own
+   * connection (idle while it holds the lock, so listening costs no pool connection).
+   */
+  listen(channel: string, onNotify: () => void): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -18,16 +24,22 @@ export interface WriterLock {
 export async function acquireWriterLock(opts: {
   databaseUrl: string;
   tenant: string;
+  /** This process, shown to operators as the lock session's application name (the standby list, D-165). */
+  instance?: string;
   signal: AbortSignal;
   onWaiting?: () => void;
 }): Promise<WriterLock | undefined> {
-  const client = new Client({ connectionString: opts.databaseUrl, application_name: 'market-indexer-writer-lock', keepAlive: true });
+  const client = new Client({ connectionString: opts.databaseUrl, application_name: writerLockApplicationName(opts.instance), keepAlive: true });
   let lostResolve!: (e: Error) => void;
   const lost = new Promise<Error>((r) => (lostResolve = r));
   client.on('error', (err) => lostResolve(err));
   client.on('end', () => lostResolve(new Error('writer lock connection closed')));
   await client.connect();
-  const key = `market-indexer:${opts.tenant}`;
+  // A standby that goes away (stopped, killed, its pod gone) leaves a backend blocked in
+  // pg_advisory_lock that would otherwise wait for the lock before noticing, and show as a
+  // standby meanwhile (D-165): checked every second where PostgreSQL can (14+ on Linux).
+  await client.query("SET client_connection_check_interval = '1s'").catch(() => {});
+  const key = writerLockKey(opts.tenant);
   const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [key]);
   if (!rows[0]?.ok) {
     opts.onWaiting?.();
@@ -50,6 +62,12 @@ export async function acquireWriterLock(opts: {
     epoch: Number(row.writer_epoch),
     cursor: { lastSlot: Number(row.last_processed_slot), lastSignature: row.last_signature },
     lost,
+    listen: async (channel, onNotify) => {
+      client.on('notification', (n) => {
+        if (n.channel === channel) onNotify();
+      });
+      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+    },
     release: async () => {
       await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch(() => {});
       await client.end().catch(() => {});

@@ -76,7 +76,7 @@ export function createApp(opts: {
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature, plans: opts.plans });
-  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, hot, metrics, startedAt, chain: opts.chain });
+  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, tenantId: config.tenantId, requestTimeoutMs: config.requestTimeoutMs, hot, metrics, startedAt, chain: opts.chain });
   const policy = createJurisdictionPolicy({ geo: config.geo, hasAttestation: (wallet, country) => hasAttestation(db, wallet, country) });
   const admin = createAdminGate({ db, logger, wallets: config.adminWallets });
   mountRoutes(app, presentation.prefix, routes, guards, policy, admin);

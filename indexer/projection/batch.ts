@@ -1,3 +1,4 @@
+import type { BatchPath } from '../../core/indexer-admin';
 import type { ParsedTransaction, ProgramEvent } from '../../core/events';
 import type { ChannelUpdate } from '../../core/redis/updates';
 import type { EventContext } from './context';
@@ -25,12 +26,8 @@ export interface BatchResult {
   /** Highest slot in the batch, or null for an empty batch. */
   slot: number | null;
   messages: ChannelUpdate[];
-  /**
-   * How its events were applied: `ahead` (before the commit, D-62), `reapplied` (applied ahead
-   * on a state that did not come to be, or holding events already in the ledger, so applied
-   * again inside the transaction) or `in_transaction` (not applied ahead).
-   */
-  path: 'ahead' | 'reapplied' | 'in_transaction';
+  /** How its events were applied (`BATCH_PATHS`). */
+  path: BatchPath;
   /** Milliseconds spent per phase, for the benchmark and slow-batch logs. */
   phases: { parse: number; ledger: number; load: number; apply: number; write: number; commit: number };
 }

@@ -12,6 +12,7 @@ import { loadState } from './load';
 import { buildMessages } from './messages';
 import { Pipeline } from './pipeline';
 import { createPreparer } from './prepare';
+import { settleNextRetry, type RetryDone } from './retry';
 import type { AchievementDef } from './rows';
 import { timeSlicer } from './slices';
 import { BatchState } from './state';
@@ -19,6 +20,7 @@ import { combineStatements, createWriters, writeState, writeStatements, type Sta
 
 export type { BatchResult, DeadLetter, PreparedBatch } from './batch';
 export { FencedError } from './cursor';
+export type { RetryDone } from './retry';
 
 /**
  * The projector, step by step:
@@ -45,6 +47,11 @@ export interface Projector {
   /** The one database transaction: ledger, projections, cursor. */
   commit(batch: PreparedBatch, opts: { writerEpoch: number }): Promise<BatchResult>;
   applyBatch(transactions: RawTransaction[], opts: { writerEpoch: number }): Promise<BatchResult>;
+  /**
+   * Settles the pending dead-letter retry requests (D-164), each in a transaction of its own,
+   * one at a time with the commits (never inside one), fenced like them.
+   */
+  settleRetries(opts: { writerEpoch: number }): Promise<RetryDone[]>;
   /** Rows in the row cache now. */
   cachedRows(): number;
 }
@@ -137,8 +144,38 @@ export function createProjector(opts: {
     }
   }
 
+  // Commits and retries take turns: a retry writes the projection too, so it must neither run
+  // inside a commit nor let a batch applied ahead of it commit on the state before it.
+  let turn: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(f: () => Promise<T>): Promise<T> => {
+    const run = turn.then(f, f);
+    turn = run.catch(() => {});
+    return run;
+  };
+
+  async function settleRetries({ writerEpoch }: { writerEpoch: number }): Promise<RetryDone[]> {
+    // Asked at every heartbeat: nothing pending (the usual answer, from a partial index) costs
+    // the commits no turn and the cursor row no lock.
+    if (!(await opts.db.one<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM dead_letter_retries WHERE outcome IS NULL) AS any')).any) return [];
+    return exclusive(async () => {
+      const out: RetryDone[] = [];
+      try {
+        for (;;) {
+          const defs = await achievementsOf(opts.db);
+          const done = await opts.db.tx('dead-letter-retry', (t) => settleNextRetry(t, { writerEpoch, writers, achievements: defs }));
+          if (!done) return out;
+          out.push(done);
+        }
+      } finally {
+        // What the cache holds and the batches applied ahead were worked out on the state
+        // before the retry: applied again on the tables from here on (D-62's generation).
+        if (out.some((d) => d.outcome === 'applied')) pipeline.clear();
+      }
+    });
+  }
+
   async function commit(batch: PreparedBatch, o: { writerEpoch: number }): Promise<BatchResult> {
-    const run = commitOnce(batch, o);
+    const run = exclusive(() => commitOnce(batch, o));
     pipeline.inflight = run;
     try {
       return await run;
@@ -244,6 +281,7 @@ export function createProjector(opts: {
     applyAhead,
     commit,
     applyBatch: async (txs, o) => commit(await applyAhead(preparer.prepare(txs)), o),
+    settleRetries,
     cachedRows: () => pipeline.cache?.size() ?? 0,
   };
 }

@@ -26,7 +26,7 @@ export interface Writer {
 const BINARY: Record<SqlType, BinaryElementType> = {
   bigint: 'int8', int: 'int4', smallint: 'int2', boolean: 'bool', text: 'text', timestamptz: 'timestamptz', numeric: 'numeric', date: 'date',
 };
-type Writers = { [K in keyof Projected]: Writer };
+export type Writers = { [K in keyof Projected]: Writer };
 
 /** A table's statements, from its descriptor (core/db/tables.ts). */
 function createWriter(t: TableDef, accumulate?: string): Writer {

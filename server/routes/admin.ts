@@ -1,18 +1,43 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import Joi from 'joi';
+import { createApiKeyStore, type ApiKeyInfo } from '../../core/api-keys';
+import { RETRY_CHANNEL, WRITER_LOCK_APPLICATION, writerLockKey } from '../../core/indexer-admin';
+import { PLAN_NAMES } from '../../core/plans';
 import { ApiError } from '../http/errors';
 import { limit, NO_PARAMS, offset } from '../http/validate';
-import { auditPage, deadLetterCounts, deadLettersPage, indexerState, revokeAttestation } from '../read/queries/admin';
+import { auditPage, deadLetterCounts, deadLettersPage, indexerState, requestRetry, retryById, revokeAttestation, writerLockSessions, type RetryRow } from '../read/queries/admin';
 import { route, type RouteDef, type RouteDeps } from './table';
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
+/** The longest a retry waits for the indexer's writer before answering 202 (D-164). */
+export const RETRY_WAIT_MS = 5_000;
+const RETRY_POLL_MS = 50;
+
+const retryPayload = (r: RetryRow) => ({
+  id: Number(r.id),
+  deadLetterId: Number(r.dead_letter_id),
+  outcome: r.outcome ?? 'pending',
+  reason: r.reason,
+  detail: r.detail,
+  requestedBy: r.requested_by,
+  requestedAt: iso(r.requested_at),
+  doneAt: iso(r.done_at),
+});
+
+const keyPayload = (k: ApiKeyInfo) => ({ keyId: k.keyId, plan: k.plan, label: k.label, createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null });
+const ID = (what: string) => Joi.string().pattern(/^\d{1,18}$/, what).required();
+
 /**
  * `/admin/*` (D-146): wallet-signed by an ADMIN_WALLETS wallet, sensitive tier, every call
  * audited. Reads the indexer's state as PostgreSQL holds it; never writes the indexer's tables.
  */
-export function adminRoutes({ db }: RouteDeps): RouteDef[] {
+export function adminRoutes({ db, tenantId, requestTimeoutMs }: RouteDeps): RouteDef[] {
   const admin = { by: 'wallet', tier: 'sensitive' } as const;
+  const keys = createApiKeyStore(db);
+  // Well inside the handler timeout, whatever it is set to.
+  const retryWaitMs = Math.min(RETRY_WAIT_MS, Math.floor(requestTimeoutMs / 2));
   return [
     route({
       method: 'GET',
@@ -22,13 +47,22 @@ export function adminRoutes({ db }: RouteDeps): RouteDef[] {
       errors: ['FORBIDDEN'],
       query: NO_PARAMS,
       handler: async (_req, res) => {
-        const [s, counts] = await Promise.all([indexerState(db), deadLetterCounts(db)]);
+        const [s, counts, sessions] = await Promise.all([indexerState(db), deadLetterCounts(db), writerLockSessions(db, writerLockKey(tenantId), WRITER_LOCK_APPLICATION)]);
+        const session = (x: (typeof sessions)[number]) => ({
+          pid: x.pid,
+          // `market-indexer-writer-lock <host>:<pid>`: the instance after the prefix, when PostgreSQL lets us see it.
+          instance: x.application_name?.slice(WRITER_LOCK_APPLICATION.length + 1) || null,
+          since: iso(x.backend_start),
+          clientAddr: x.client_addr,
+        });
         const last = num(s?.last_processed_slot);
         const tip = num(s?.chain_tip_slot);
         res.json({
           data: {
             cursor: { lastProcessedSlot: last === null ? null : String(last), lastSignature: (s?.last_signature as string | null) ?? null, lastActivityAt: iso(s?.last_activity_at) },
-            writer: { id: (s?.writer_id as string | null) ?? null, startedAt: iso(s?.started_at), heartbeatAt: iso(s?.heartbeat_at) },
+            writer: { id: (s?.writer_id as string | null) ?? null, startedAt: iso(s?.started_at), heartbeatAt: iso(s?.heartbeat_at), lockHeld: sessions.some((x) => x.granted) },
+            standby: sessions.filter((x) => !x.granted).map(session),
+            recentBatches: (s?.recent_batches as unknown[] | null) ?? [],
             chainTipSlot: tip,
             slotLag: tip !== null && last !== null ? Math.max(0, tip - last) : null,
             rpcConnected: (s?.rpc_connected as boolean | null) ?? false,
@@ -50,11 +84,75 @@ export function adminRoutes({ db }: RouteDeps): RouteDef[] {
           data: {
             deadLetters: page.rows.map((r) => ({
               id: Number(r.id), signature: r.signature, eventIndex: Number(r.event_index), slot: num(r.slot), kind: r.kind ?? null,
-              reason: r.reason, detail: r.detail ?? null, source: r.source, createdAt: iso(r.created_at),
+              reason: r.reason, detail: r.detail ?? null, source: r.source, createdAt: iso(r.created_at), resolvedAt: iso(r.resolved_at),
             })),
             total: page.total, limit: q.limit, offset: q.offset,
           },
         });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/admin/dead-letters/:id/retry',
+      access: admin,
+      admin: true,
+      accepted: true,
+      errors: ['FORBIDDEN', 'NOT_FOUND'],
+      query: NO_PARAMS,
+      params: Joi.object<{ id: string }>({ id: ID('dead letter id') }),
+      handler: async (req, res, { params }) => {
+        // Recorded here, applied by the indexer's writer through the projection (D-164).
+        let r = await requestRetry(db, params.id, req.wallet!, RETRY_CHANNEL);
+        if (!r) throw new ApiError('NOT_FOUND', 'No dead letter with this id');
+        const until = Date.now() + retryWaitMs;
+        while (r.outcome === null && Date.now() < until) {
+          await delay(RETRY_POLL_MS);
+          r = await retryById(db, r.id);
+        }
+        res.status(r.outcome === null ? 202 : 200).json({ data: { retry: retryPayload(r) } });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/admin/api-keys',
+      access: admin,
+      admin: true,
+      errors: ['FORBIDDEN'],
+      query: NO_PARAMS,
+      handler: async (_req, res) => {
+        res.json({ data: { apiKeys: (await keys.list(tenantId)).map(keyPayload) } });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/admin/api-keys',
+      access: admin,
+      admin: true,
+      errors: ['FORBIDDEN'],
+      query: NO_PARAMS,
+      body: Joi.object({ plan: Joi.string().valid(...PLAN_NAMES).required(), label: Joi.string().trim().min(1).max(100).pattern(/^[\x20-\x7e]+$/, 'printable') }),
+      handler: async (_req, res, { body }) => {
+        const b = body as { plan: string; label?: string };
+        const { key, info } = await keys.create({ tenant: tenantId, plan: b.plan, label: b.label });
+        // The only time the key is shown: only its hash is stored (D-153); no cache keeps it.
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({ data: { apiKey: { ...keyPayload(info), key } } });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/admin/api-keys/:id/revoke',
+      access: admin,
+      admin: true,
+      errors: ['FORBIDDEN', 'NOT_FOUND', 'CONFLICT'],
+      query: NO_PARAMS,
+      params: Joi.object<{ id: string }>({ id: Joi.string().pattern(/^[0-9a-f]{12}$/, 'key id').required() }),
+      handler: async (_req, res, { params }) => {
+        const revoked = await keys.revoke({ tenant: tenantId, keyId: params.id });
+        const k = (await keys.list(tenantId)).find((x) => x.keyId === params.id);
+        if (!k) throw new ApiError('NOT_FOUND', 'No API key with this id');
+        if (!revoked) throw new ApiError('CONFLICT', 'API key already revoked');
+        res.json({ data: { apiKey: keyPayload(k) } });
       },
     }),
     route({
@@ -81,7 +179,7 @@ export function adminRoutes({ db }: RouteDeps): RouteDef[] {
       admin: true,
       errors: ['FORBIDDEN', 'NOT_FOUND', 'CONFLICT'],
       query: NO_PARAMS,
-      params: Joi.object<{ id: string }>({ id: Joi.string().pattern(/^\d{1,18}$/, 'attestation id').required() }),
+      params: Joi.object<{ id: string }>({ id: ID('attestation id') }),
       handler: async (req, res, { params }) => {
         const r = await revokeAttestation(db, params.id, req.wallet!);
         if (r === null) throw new ApiError('NOT_FOUND', 'No attestation with this id');

@@ -95,7 +95,7 @@ export function parametersOf(route: RouteDef): ParameterContract[] {
 export function statusesOf(route: RouteDef): number[] {
   const signed = route.access.by === 'wallet' || route.alternative?.access.by === 'wallet';
   const own = (route.errors ?? []).map((c) => ERROR_STATUS[c]);
-  const all = [200, ...(route.conditional ? [304] : []), 400, ...(signed ? [401] : []), ...own, 429, 500, 503, 504];
+  const all = [200, ...(route.accepted ? [202] : []), ...(route.conditional ? [304] : []), 400, ...(signed ? [401] : []), ...own, 429, 500, 503, 504];
   return [...new Set(all)].sort((a, b) => a - b);
 }
 

@@ -68,6 +68,8 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
   errors?: ErrorCode[];
   /** Answers 304 to a current `If-None-Match` (a hot read, D-48). */
   conditional?: boolean;
+  /** Answers 202 when the work it asked for is not finished within its wait (D-164). */
+  accepted?: boolean;
   handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
@@ -183,6 +185,10 @@ export interface RouteDeps {
   db: Db;
   chainId: string;
   programId: string;
+  /** The tenant this process serves: its writer lock and API keys (admin routes). */
+  tenantId: string;
+  /** The handler timeout: waits inside a handler stay well below it. */
+  requestTimeoutMs: number;
   hot: HotCache;
   metrics: Metrics;
   startedAt: number;

@@ -1,5 +1,6 @@
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
+import { createApiKeyStore } from '../../core/api-keys';
 import { createDatabase, type Database } from '../../core/db';
 import type { Redis } from '../../core/redis/client';
 import { createIndexer } from '../../indexer/indexer';
@@ -116,6 +117,51 @@ describe('/admin/* (ADMIN_WALLETS, real signatures, audit table)', () => {
     expect(audit.find((e) => e.action === `GET /api/v1${marker}`)).toMatchObject({ wallet: admin2.address, status: 200, outcome: 'ok' });
     expect(audit.find((e) => e.status === 403)).toMatchObject({ wallet: stranger.address, outcome: 'FORBIDDEN' });
     expect(audit.find((e) => e.status === 401)).toMatchObject({ wallet: null, outcome: 'MISSING_AUTH_HEADERS' });
+  });
+
+  it('manages the tenant\'s API keys: list without secrets, create (key shown once), revoke once', async () => {
+    const tenant = testTenant();
+    const base = await start({ TENANT_ID: tenant });
+    const post = (path: string, body?: unknown, key = admin) =>
+      call(`${base}/api/v1${path}`, {
+        method: 'POST',
+        headers: { ...walletHeaders(key, `POST ${path}`), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    expect((await get(base, '/admin/api-keys')).body).toEqual({ data: { apiKeys: [] } });
+
+    const made = await post('/admin/api-keys', { plan: 'pro', label: 'partner A' });
+    expect([made.status, made.headers.get('cache-control')]).toEqual([200, 'no-store']);
+    const { key, keyId } = made.body.data.apiKey;
+    expect(made.body.data.apiKey).toMatchObject({ plan: 'pro', label: 'partner A', revokedAt: null });
+    expect(key).toMatch(new RegExp(`^mik_${keyId}_`));
+    const keys = createApiKeyStore(database.db);
+    expect(await keys.lookup(tenant, key)).toEqual({ keyId, plan: 'pro' });
+    // Another tenant's key is not listed, and not revocable from here.
+    const other = await keys.create({ tenant: testTenant(), plan: 'basic' });
+
+    const listed = await get(base, '/admin/api-keys');
+    expect(listed.body.data.apiKeys).toEqual([{ keyId, plan: 'pro', label: 'partner A', createdAt: expect.any(String), revokedAt: null }]);
+    expect(JSON.stringify(listed.body)).not.toContain(key.slice(18));
+
+    for (const bad of [{ plan: 'gold' }, {}, { plan: 'pro', label: '' }, { plan: 'pro', owner: 'x' }]) {
+      const r = await post('/admin/api-keys', bad);
+      expect([JSON.stringify(bad), r.status, r.body.code]).toEqual([JSON.stringify(bad), 400, 'VALIDATION_ERROR']);
+    }
+    expect((await post('/admin/api-keys', { plan: 'free' }, stranger)).status).toBe(403);
+
+    const revoked = await post(`/admin/api-keys/${keyId}/revoke`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.data.apiKey).toMatchObject({ keyId, revokedAt: expect.any(String) });
+    expect(await keys.lookup(tenant, key)).toBeNull();
+    expect((await post(`/admin/api-keys/${keyId}/revoke`)).body.code).toBe('CONFLICT');
+    expect((await post(`/admin/api-keys/${other.info.keyId}/revoke`)).body.code).toBe('NOT_FOUND');
+    expect((await post('/admin/api-keys/nothex/revoke')).status).toBe(400);
+    const audit = await waitFor('audit of key calls', async () => {
+      const entries = (await get(base, '/admin/audit?limit=100')).body.data.entries as Json[];
+      return entries.some((e) => e.action === `POST /api/v1/admin/api-keys/${keyId}/revoke` && e.status === 409) ? entries : undefined;
+    });
+    expect(audit.find((e) => e.action === 'POST /api/v1/admin/api-keys' && e.status === 200)).toMatchObject({ wallet: admin.address, outcome: 'ok' });
   });
 
   it('spends the sensitive tier per admin wallet', async () => {

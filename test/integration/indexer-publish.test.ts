@@ -287,7 +287,7 @@ describe('writer lock', () => {
       const run = indexer.run();
       await waitFor('writer', async () => indexer.status().role === 'writer' && (indexer.status().lastProcessedSlot ?? 0) > 0);
       await database.db.any(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'market-indexer-writer-lock'`,
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'market-indexer-writer-lock%'`,
         [tdb.name],
       );
       await expect(run).rejects.toThrow('writer lock lost');

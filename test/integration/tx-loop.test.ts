@@ -2,11 +2,11 @@ import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import type { Common } from '../../core/common';
 import { createDatabase, type Database } from '../../core/db';
-import { MarketState, OrderType, Side } from '../../core/domain';
+import { MarketState, OrderType, Side, settlementPayout, type Outcome } from '../../core/domain';
 import type { Redis } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisUpdateLog } from '../../core/redis/updates';
-import { buildProgramTransaction } from '../../core/tx';
+import { buildProgramTransaction, createRpcChain } from '../../core/tx';
 import { createIndexer, type Indexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
 import { startApiServer } from '../../server/run';
@@ -61,7 +61,7 @@ describe('build → sign → send to the simulated chain → indexed → /orders
     redisClients.push(redis);
     const live = createLiveStores(common, redis);
     common.shutdown.add('live', () => live.close());
-    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: true });
+    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: true, chain: createRpcChain({ url: endpoints.url }) });
     api = { url: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}/ws`, common };
     await waitFor('the trading market indexed', async () => (await call(`${api.url}/api/v1/markets/${market.address}`)).body?.data?.market?.state === MarketState.Trading);
   });
@@ -79,13 +79,13 @@ describe('build → sign → send to the simulated chain → indexed → /orders
   const orders = async () => (await call(`${api.url}/api/v1/orders`, { headers: walletHeaders(trader, 'GET /orders') })).body as Json;
 
   /** What a wallet app does: fetch a blockhash, build, sign, send through JSON-RPC. */
-  async function send(name: 'place_order' | 'cancel_order', accounts: Record<string, string>, args: never): Promise<string> {
+  async function send(name: 'place_order' | 'cancel_order', accounts: Record<string, string>, args: never, wallet = trader): Promise<string> {
     const { value } = await source.rpc.call<{ value: { blockhash: string; lastValidBlockHeight: number } }>('getLatestBlockhash', [{ commitment: 'confirmed' }]);
     const built = await buildProgramTransaction({
-      programId: PROGRAM_ID, name, signer: trader.address, accounts, args,
+      programId: PROGRAM_ID, name, signer: wallet.address, accounts, args,
       recent: { blockhash: value.blockhash, lastValidBlockHeight: BigInt(value.lastValidBlockHeight) },
     });
-    const wire = signWireTransaction(built.transaction, trader.secretKey);
+    const wire = signWireTransaction(built.transaction, wallet.secretKey);
     return source.rpc.call<string>('sendTransaction', [wire, { encoding: 'base64' }]);
   }
 
@@ -114,5 +114,43 @@ describe('build → sign → send to the simulated chain → indexed → /orders
     } finally {
       await ws.close();
     }
+  });
+
+  it('claims the payout of a settled, unclaimed position: built by /tx/claim-payout, signed, sent, indexed', async () => {
+    const kp2 = nacl.sign.keyPair();
+    const counterparty = { address: bs58.encode(kp2.publicKey), secretKey: kp2.secretKey };
+    const positions = async () => (await call(`${api.url}/api/v1/positions`, { headers: walletHeaders(trader, 'GET /positions') })).body.data.positions as Json[];
+    // YES for the trader, NO for the counterparty at the complementary price: they cross.
+    const yes = sim.tickSizeBps * 20;
+    const quantity = 2_000_000n;
+    await send('place_order', { owner: trader.address, market: market.address, settlement_mint: market.mint }, { side: Side.BuyYes, priceBps: yes, quantity, orderType: OrderType.Limit } as never);
+    await send('place_order', { owner: counterparty.address, market: market.address, settlement_mint: market.mint }, { side: Side.BuyNo, priceBps: 10_000 - yes, quantity, orderType: OrderType.Limit } as never, counterparty);
+    chain.advance(1);
+    await waitFor('the trader\'s position', async () => (await positions()).find((p) => p.marketAddress === market.address && p.yesShares === quantity.toString()));
+
+    // The chain runs on until the market is resolved; the simulator never claims for outside wallets.
+    const state = () => sim.marketAccounts().find((m) => m.address === market.address)!.state;
+    for (let i = 0; i < 5_000 && state() !== MarketState.Resolved && state() !== MarketState.Closed; i++) chain.advance(1);
+    await waitFor('the market resolved in the API', async () => [MarketState.Resolved, MarketState.Closed].includes((await call(`${api.url}/api/v1/markets/${market.address}`)).body?.data?.market?.state));
+    const before = (await positions()).find((p) => p.marketAddress === market.address)!;
+    expect(before.settled).toBe(false);
+
+    const path = '/tx/claim-payout';
+    const built = await call(`${api.url}/api/v1${path}`, {
+      method: 'POST', headers: { ...walletHeaders(trader, `POST ${path}`), 'content-type': 'application/json' }, body: JSON.stringify({ market: market.address }),
+    });
+    expect(built.status).toBe(200);
+    const signature = await source.rpc.call<string>('sendTransaction', [signWireTransaction(built.body.data.transaction, trader.secretKey), { encoding: 'base64' }]);
+    chain.advance(1);
+    const after = await waitFor('the payout claimed', async () => (await positions()).find((p) => p.marketAddress === market.address && p.settled));
+    const outcome = (await call(`${api.url}/api/v1/markets/${market.address}`)).body.data.market.outcome as Outcome;
+    expect(after.payout).toBe(String(settlementPayout(outcome, quantity, 0n)));
+    const settled = await database.db.one('SELECT kind FROM raw_events WHERE signature = $1', [signature]);
+    expect(settled.kind).toBe('PositionSettled');
+    // Claimed once: building it again is refused.
+    const again = await call(`${api.url}/api/v1${path}`, {
+      method: 'POST', headers: { ...walletHeaders(trader, `POST ${path}`), 'content-type': 'application/json' }, body: JSON.stringify({ market: market.address }),
+    });
+    expect([again.status, again.body.code, again.body.details]).toEqual([400, 'VALIDATION_ERROR', [{ field: 'body.market', message: 'position already claimed' }]]);
   });
 });

@@ -3,8 +3,28 @@ import type { DbRow } from './rows';
 
 export const indexerState = (db: Db) =>
   db.oneOrNone<DbRow>(
-    `SELECT c.last_processed_slot, c.last_signature, c.last_activity_at, s.writer_id, s.chain_tip_slot, s.rpc_connected, s.started_at, s.heartbeat_at
+    `SELECT c.last_processed_slot, c.last_signature, c.last_activity_at, s.writer_id, s.chain_tip_slot, s.rpc_connected, s.started_at, s.heartbeat_at,
+            s.recent_batches
        FROM indexer_cursor c LEFT JOIN indexer_status s ON s.id = 1 WHERE c.id = 1`,
+  );
+
+/**
+ * The sessions holding or waiting for the tenant's writer lock (D-165), as PostgreSQL's lock
+ * table shows them: the writer (granted) and the hot standbys (waiting in pg_advisory_lock).
+ * `pg_advisory_lock(int4)` takes the int4 sign-extended to a bigint key, split into classid
+ * (high half) and objid (low half).
+ */
+export const writerLockSessions = (db: Db, key: string, applicationPrefix: string) =>
+  db.any<{ pid: number; application_name: string | null; backend_start: Date | null; client_addr: string | null; granted: boolean }>(
+    `SELECT l.pid, a.application_name, a.backend_start, host(a.client_addr) AS client_addr, l.granted
+       FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.objsubid = 1
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND l.objid::text::bigint = (hashtext($1)::bigint & 4294967295)
+        AND l.classid::text::bigint = (CASE WHEN hashtext($1) < 0 THEN 4294967295 ELSE 0 END)
+        AND (a.application_name IS NULL OR a.application_name LIKE $2 || '%')
+      ORDER BY l.granted DESC, a.backend_start`,
+    [key, applicationPrefix],
   );
 
 export const deadLetterCounts = (db: Db) => db.any<{ reason: string; n: number }>('SELECT reason, count(*)::int AS n FROM dead_letters GROUP BY reason ORDER BY reason');
@@ -12,7 +32,7 @@ export const deadLetterCounts = (db: Db) => db.any<{ reason: string; n: number }
 export async function deadLettersPage(db: Db, q: { reason?: string; limit: number; offset: number }): Promise<{ rows: DbRow[]; total: number }> {
   const where = q.reason === undefined ? '' : 'WHERE reason = $3';
   const [rows, count] = await Promise.all([
-    db.any<DbRow>(`SELECT id, signature, event_index, slot, kind, reason, detail, source, created_at FROM dead_letters ${where} ORDER BY id DESC LIMIT $1 OFFSET $2`, [q.limit, q.offset, q.reason]),
+    db.any<DbRow>(`SELECT id, signature, event_index, slot, kind, reason, detail, source, created_at, resolved_at FROM dead_letters ${where} ORDER BY id DESC LIMIT $1 OFFSET $2`, [q.limit, q.offset, q.reason]),
     db.one<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters ${where.replace('$3', '$1')}`, [q.reason]),
   ]);
   return { rows, total: count.n };
@@ -38,3 +58,39 @@ export async function revokeAttestation(db: Db, id: string, by: string): Promise
   if (row) return row;
   return (await db.oneOrNone('SELECT 1 FROM attestations WHERE id = $1', [id])) ? 'already' : null;
 }
+
+export interface RetryRow {
+  id: string;
+  dead_letter_id: string;
+  requested_by: string;
+  requested_at: Date;
+  outcome: string | null;
+  reason: string | null;
+  detail: string | null;
+  done_at: Date | null;
+}
+const RETRY_COLUMNS = 'id, dead_letter_id, requested_by, requested_at, outcome, reason, detail, done_at';
+
+/**
+ * Records a retry request for the indexer's writer and notifies it (D-164); null when there is
+ * no such dead letter. A dead letter resolved before is answered here, settled at once: its
+ * resolution is final, and the writer would only say so again.
+ */
+export async function requestRetry(db: Db, deadLetterId: string, by: string, channel: string): Promise<RetryRow | null> {
+  return db.tx('dead-letter-retry-request', async (t) => {
+    const dl = await t.oneOrNone<{ resolved_at: Date | null }>('SELECT resolved_at FROM dead_letters WHERE id = $1', [deadLetterId]);
+    if (!dl) return null;
+    if (dl.resolved_at) {
+      return t.one<RetryRow>(
+        `INSERT INTO dead_letter_retries (dead_letter_id, requested_by, outcome, done_at) VALUES ($1, $2, 'already_applied', now()) RETURNING ${RETRY_COLUMNS}`,
+        [deadLetterId, by],
+      );
+    }
+    const row = await t.one<RetryRow>(`INSERT INTO dead_letter_retries (dead_letter_id, requested_by) VALUES ($1, $2) RETURNING ${RETRY_COLUMNS}`, [deadLetterId, by]);
+    // Delivered when this transaction commits, so the writer finds the request.
+    await t.any('SELECT pg_notify($1, $2)', [channel, row.id]);
+    return row;
+  });
+}
+
+export const retryById = (db: Db, id: string) => db.one<RetryRow>(`SELECT ${RETRY_COLUMNS} FROM dead_letter_retries WHERE id = $1`, [id]);

@@ -2489,6 +2489,25 @@ var ROUTES = {
       "POST"
     ],
     "name": "/api/v1/admin/attestations/:id/revoke"
+  },
+  "/admin/dead-letters/{id}/retry": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/admin/dead-letters/:id/retry"
+  },
+  "/admin/api-keys": {
+    "methods": [
+      "GET",
+      "POST"
+    ],
+    "name": "/api/v1/admin/api-keys"
+  },
+  "/admin/api-keys/{id}/revoke": {
+    "methods": [
+      "POST"
+    ],
+    "name": "/api/v1/admin/api-keys/:id/revoke"
   }
 };
 var WS_PATH = "/ws";
