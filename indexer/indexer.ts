@@ -26,7 +26,7 @@ export interface Indexer {
   /** Runs until the source is exhausted or shutdown starts; waits as standby while another process writes. */
   run(): Promise<void>;
   status(): IndexerStatus;
-  /** Resolves after the batch in flight (if any) committed and published. */
+  /** Resolves after every batch the source delivered (up to three in the pipeline, D-174) committed and published. */
   stop(): Promise<void>;
   onBatch(listener: (r: BatchResult, publishMs: number) => void): void;
 }
