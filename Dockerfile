@@ -1,6 +1,6 @@
 # One image for both processes:
 #   API      docker run … market-indexer                        (node dist/server/main.js)
-#   indexer  docker run … market-indexer node dist/indexer/main.js --source rpc
+#   indexer  docker run … market-indexer node --max-semi-space-size=64 dist/indexer/main.js --source rpc
 #   operator docker run … market-indexer node dist/operator/main.js
 # Runs as a numeric non-root uid and writes nothing outside /tmp, so it works with a read-only
 # root filesystem (mount an emptyDir or tmpfs at /tmp). The build steps are `npm ci` and

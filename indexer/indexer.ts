@@ -25,7 +25,7 @@ export interface Indexer {
   /** Runs until the source is exhausted or shutdown starts; waits as standby while another process writes. */
   run(): Promise<void>;
   status(): IndexerStatus;
-  /** Resolves after the batch in flight (if any) committed and published. */
+  /** Resolves after every batch the source delivered (up to three in the pipeline, D-174) committed and published. */
   stop(): Promise<void>;
   onBatch(listener: (r: BatchResult, publishMs: number) => void): void;
 }
@@ -242,18 +242,28 @@ export function createIndexer(opts: {
         publishing.catch(() => {}); // surfaced by the next commit or the end of the loop
         await previous;
       };
-      // Two-stage pipeline: the next batch is parsed, decoded and applied ahead on the row
-      // cache (CPU) while the previous one is being written (database I/O). Commits stay
-      // strictly in order, one at a time. The CPU work yields to the event loop after each
-      // millisecond, so the commit's query results are handled as they arrive.
-      let inflight: Promise<void> | undefined;
+      // Pipelined: the CPU work on a batch (parse, decode, apply on the row cache, encode)
+      // overlaps the commits before it, which stay strictly in order, one at a time, each
+      // started only after the one before it committed. A batch is parsed while up to two
+      // commits are outstanding (the one under way and the one queued behind it), and applied
+      // ahead once at most one is, so Node does not stop for a commit that ran long (D-174).
+      // The CPU work yields to the event loop after each millisecond, so the commit's query
+      // results are handled as they arrive.
+      let queued: Promise<void> = Promise.resolve();
+      let underway: Promise<void> = Promise.resolve();
       for await (const txs of source.batches(lock.cursor, controller.signal)) {
-        const prepared = await projector.applyAhead(await projector.prepareInSlices(txs));
-        if (inflight) await inflight;
-        inflight = commitOne(prepared);
-        inflight.catch(() => {}); // surfaced by the await above or below, not as unhandled
+        const parsed = await projector.prepareInSlices(txs);
+        // The commit before the last one queued: done (or failed) before this batch is applied
+        // ahead, so the one still outstanding is the one under way (applyAhead waits for it
+        // when the row cache cannot say what it leaves).
+        await underway;
+        const prepared = await projector.applyAhead(parsed);
+        underway = queued;
+        // A failed commit rejects every commit queued behind it unattempted.
+        queued = queued.then(() => commitOne(prepared));
+        queued.catch(() => {}); // surfaced by an await above or below, not as unhandled
       }
-      if (inflight) await inflight;
+      await queued;
       await settling;
       await publishing;
       await heartbeat();

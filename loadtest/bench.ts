@@ -1,4 +1,7 @@
 // `npm run bench -- <name>`: benchmarks print a table; they are not tests and assert nothing.
+import { spawnSync } from 'node:child_process';
+import { IMAGE } from '../core/constants';
+
 const benches: Record<string, () => Promise<void>> = {
   indexer: async () => (await import('./indexer-bench')).run(),
   api: async () => (await import('./api-bench')).run(),
@@ -16,6 +19,14 @@ const bench = name ? benches[name] : undefined;
 if (!bench) {
   process.stderr.write(`usage: npm run bench -- <${Object.keys(benches).join('|')}>\n`);
   process.exit(2);
+}
+// The indexer benchmark runs the indexer in this process: under the node flags of the image's
+// indexer command (core/constants.ts), so it measures what production runs. V8 reads them
+// before the heap exists, hence a new process.
+const nodeFlags = name === 'indexer' ? IMAGE.commands.indexer.slice(1, -1).filter((f) => !process.execArgv.includes(f)) : [];
+if (nodeFlags.length) {
+  const child = spawnSync(process.execPath, [...nodeFlags, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(child.status ?? 1);
 }
 bench().then(
   () => process.exit(0),

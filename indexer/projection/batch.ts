@@ -71,7 +71,8 @@ export interface Ahead {
   startIds: Record<string, number>;
   endIds: Record<string, number>;
   applied: Applied;
-  statements: Statement[];
+  /** Its ledger rows and projection writes as one statement (`combineStatements`). */
+  statement: Statement;
   messages: ChannelUpdate[];
 }
 

@@ -7,12 +7,19 @@ export class FencedError extends Error {
   override name = 'FencedError';
 }
 
+type CursorRow = { writer_epoch: string; next_ids: Record<string, number> };
+
 /**
  * Locks the cursor row for the batch transaction and checks the fencing token: a process that
- * lost the writer lock cannot write. Returns the id counters the batch starts from.
+ * lost the writer lock cannot write. Returns the id counters the batch starts from. Sets the
+ * savepoint `ledger` (what a batch holding known events rolls back to) in the same round trip,
+ * as a second statement of the query string; nothing is written before the check, so a fenced
+ * process rolls back an empty transaction.
  */
 export async function lockCursor(t: ITask<unknown>, writerEpoch: number): Promise<Record<string, number>> {
-  const cursor = await t.one<{ writer_epoch: string; next_ids: Record<string, number> }>('SELECT writer_epoch, next_ids FROM indexer_cursor WHERE id = 1 FOR UPDATE');
+  const [rows] = await t.multi<CursorRow>('SELECT writer_epoch, next_ids FROM indexer_cursor WHERE id = 1 FOR UPDATE; SAVEPOINT ledger');
+  const cursor = rows?.[0];
+  if (!cursor) throw new Error('indexer_cursor has no row: the migrations were not run');
   if (Number(cursor.writer_epoch) !== writerEpoch) {
     throw new FencedError(`writer epoch is ${cursor.writer_epoch}, this process holds ${writerEpoch}`);
   }

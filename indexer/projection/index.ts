@@ -131,9 +131,12 @@ export function createProjector(opts: {
         statements.push(q);
         if (slicer.due()) await slicer.pause();
       }
+      // The ledger rows and the projections as the one statement the commit sends: encoded
+      // here, while the previous batch commits, not between two commits.
+      const statement = combineStatements([...ledgerStatements(batch.parsed, batch.events), ...statements]);
       phase('write');
       const slot = batch.result.slot;
-      const ahead: Ahead = { generation: gen, after, startIds, endIds: pipeline.aheadIds, applied, statements, messages: slot === null ? [] : buildMessages(st, slot) };
+      const ahead: Ahead = { generation: gen, after, startIds, endIds: pipeline.aheadIds, applied, statement, messages: slot === null ? [] : buildMessages(st, slot) };
       batch.ahead = ahead;
       tail.ahead = ahead;
       return batch;
@@ -194,10 +197,9 @@ export function createProjector(opts: {
     let ahead = pipeline.usable(batch.ahead);
     // Applied on a state that will not be: the cache holds its effects, which will not land as applied.
     if (batch.ahead && !ahead) pipeline.clear();
-    const ledgerParts = ledgerStatements(parsed, events);
-    const ledger = combineStatements(ledgerParts);
 
     const outcome = await opts.db.tx('index-batch', async (t) => {
+      // Sets the savepoint `ledger` too, in the same round trip.
       const startIds = await lockCursor(t, writerEpoch);
       if (ahead && !sameIds(startIds, ahead.startIds)) {
         ahead = undefined;
@@ -206,13 +208,12 @@ export function createProjector(opts: {
       const defs = await achievementsOf(t);
       const fresh = () => new BatchState({ ...startIds }, defs);
 
-      await t.none('SAVEPOINT ledger');
       let st: BatchState | undefined;
       let applied: Applied | undefined;
       if (ahead) {
         // Ledger and projections in one statement: if an event is already in the ledger,
         // none of it happened.
-        if (await insertLedger(t, combineStatements([...ledgerParts, ...ahead.statements]))) applied = ahead.applied;
+        if (await insertLedger(t, ahead.statement)) applied = ahead.applied;
         else {
           ahead = undefined;
           pipeline.clear();
@@ -223,7 +224,7 @@ export function createProjector(opts: {
         st = fresh();
         await loadState(t, st, events.map((f) => f.event));
         phase('load');
-        const inserted = insertLedger(t, ledger);
+        const inserted = insertLedger(t, combineStatements(ledgerStatements(parsed, events)));
         inserted.catch(() => {}); // a failure is awaited below, after the apply
         try {
           applied = await applyEvents(st, events);
@@ -235,8 +236,9 @@ export function createProjector(opts: {
         if (!(await inserted)) applied = undefined;
         phase('ledger');
       }
-      if (applied) await t.none('RELEASE SAVEPOINT ledger');
-      else {
+      // The savepoint is not released: the commit ends it with the transaction, and a RELEASE
+      // would cost the batch a round trip (D-175).
+      if (!applied) {
         // Some events were in the ledger already: apply only those that were not.
         await t.none('ROLLBACK TO SAVEPOINT ledger');
         const unseen = await insertLedgerRowByRow(t, parsed, events);

@@ -298,3 +298,47 @@ describe('writer lock', () => {
     }
   });
 });
+
+describe('a failed commit', () => {
+  it('stops the writer: no batch queued behind it is written, and the cursor stays at the last committed batch', async () => {
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 4 });
+    try {
+      // The third batch commit fails in its cursor update (a sequence counts attempts across
+      // rollbacks); a later batch, were it committed, would succeed and skip the third's events.
+      await database.db.none(`
+        CREATE SEQUENCE cursor_advances;
+        CREATE FUNCTION fail_third_advance() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF nextval('cursor_advances') = 3 THEN RAISE EXCEPTION 'third batch refused'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER fail_third_advance BEFORE UPDATE ON indexer_cursor FOR EACH ROW
+          WHEN (NEW.last_activity_at IS DISTINCT FROM OLD.last_activity_at) EXECUTE FUNCTION fail_third_advance();`);
+      const common = testCommon({ PROGRAM_ID });
+      const source = createSimulatorSource({ seed: 909, programId: PROGRAM_ID, untilSlot: 300, maxBatchTransactions: 40 });
+      const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source });
+      const committed: number[] = [];
+      indexer.onBatch((r) => committed.push(r.slot!));
+      await expect(indexer.run()).rejects.toThrow('third batch refused');
+      // Closing the pool waits for any query still under way, so a commit that should not have
+      // been attempted has finished before the checks.
+      await database.close();
+      const check = createDatabase({ url: tdb.url, poolMax: 1 });
+      try {
+        expect(committed).toHaveLength(2);
+        const cursor = await check.db.one('SELECT last_processed_slot::int AS slot FROM indexer_cursor');
+        expect(cursor.slot).toBe(committed[1]);
+        const ledger = await check.db.one('SELECT max(slot)::int AS slot FROM raw_events');
+        expect(ledger.slot).toBeLessThanOrEqual(committed[1]!);
+        // Attempts that reached the cursor update: the two commits and the refused one, no more.
+        expect((await check.db.one('SELECT last_value::int AS n FROM cursor_advances')).n).toBe(3);
+      } finally {
+        await check.close();
+      }
+    } finally {
+      await database.close().catch(() => {});
+      await tdb.drop();
+    }
+  });
+});
