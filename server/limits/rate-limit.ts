@@ -1,10 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../core/config';
 import { tierSpecs, type Tier } from '../../core/limits';
 import type { Redis } from '../../core/redis/client';
 import type { Keys } from '../../core/redis/keys';
-import { createLimiter, windowSeconds } from '../../core/redis/rate-limit';
+import { coalescedConsume, createLimiter, windowSeconds } from '../../core/redis/rate-limit';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { ApiError, sendError } from '../http/errors';
@@ -50,11 +50,14 @@ export function createRateLimits(opts: {
   logger: Logger;
 }): RateLimits {
   const specs = tierSpecs(opts.config.rateLimit);
-  const limiters = new Map<Tier, RateLimiterAbstract>();
+  // One point per request, through Redis coalesced per key and turn (D-171); in memory
+  // (no Redis) there is no round trip to share.
+  const limiters = new Map<Tier, (key: string) => Promise<RateLimiterRes>>();
   const peaks = new Map<Tier, ReturnType<typeof windowPeak>>();
   const { metrics } = opts;
   for (const [tier, spec] of Object.entries(specs) as [Tier, { points: number; windowMs: number }][]) {
-    limiters.set(tier, createLimiter({ tier, ...spec }, opts.store));
+    const limiter = createLimiter({ tier, ...spec }, opts.store);
+    limiters.set(tier, opts.store ? coalescedConsume(limiter) : (key) => limiter.consume(key));
     // The configured limits beside the live peak (the limits dashboard); every tier's 429
     // counter exists from the start, so a rule sees its first increase.
     metrics.rateLimitMax.set({ tier }, spec.points);
@@ -85,7 +88,7 @@ export function createRateLimits(opts: {
   /** One request of `tier` for `key`: the limiter's answer, or undefined when no limiter could answer. */
   async function take(tier: Tier, key: string): Promise<{ ok: boolean; r: RateLimiterRes } | undefined> {
     try {
-      const r = await limiters.get(tier)!.consume(key);
+      const r = await limiters.get(tier)!(key);
       peaks.get(tier)!.see(r.consumedPoints, Date.now());
       return { ok: true, r };
     } catch (err) {
