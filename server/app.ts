@@ -11,7 +11,7 @@ import type { ChainAccess } from '../core/tx';
 import type { SignatureVerifier } from './auth/verify';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
-import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics, sequence } from './http/middleware';
+import { deprecatedAliases, refuseMalformedEncoding, requestId, requestLifecycle, sequence } from './http/middleware';
 import { createAdminGate } from './http/admin-gate';
 import { createJurisdictionPolicy } from './http/jurisdiction';
 import { createProbes } from './http/probes';
@@ -26,7 +26,7 @@ import { createAllowedMethods, routeTable, type Presentation } from './routes/ta
 export { API_PREFIX } from '../core/constants';
 
 /**
- * The REST app. Middleware order (design 4): request id → alias rewrite → metrics → timeout →
+ * The REST app. Middleware order (design 4): request id → alias rewrite → metrics and timeout →
  * malformed percent-encoding (400, D-75) → routes (parameterless ones by exact path, D-172) →
  * 404/405 → error mapper. Rate limits and wallet auth run per route, from the route table, in
  * front of its handler.
@@ -75,8 +75,7 @@ export function createApp(opts: {
     sequence(
       requestId(),
       deprecatedAliases(presentation.prefix),
-      requestMetrics(metrics),
-      handlerTimeout(config.requestTimeoutMs),
+      requestLifecycle(metrics, config.requestTimeoutMs),
       // Before any router: matching a path parameter decodes it, and a malformed one threw (D-75).
       refuseMalformedEncoding(opts.limits, logger),
       // A parameterless route's exact path, served without the router's walk (D-172).
