@@ -68,7 +68,8 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
   errors?: ErrorCode[];
   /** Answers 304 to a current `If-None-Match` (a hot read, D-48). */
   conditional?: boolean;
-  handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Answers, or fails (thrown or rejected); a hot read answers a hit at once, without a promise. */
+  handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => void | Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 /** Declares a route with its parameter types inferred from its schemas. */
@@ -152,12 +153,14 @@ export function routeTable(
     const access: RequestHandler = alt ? ((altGuard) => (req, res, next) => (alt.when(req) ? altGuard : primary)(req, res, next))(guard(g, alt.access)) : primary;
     const parseParams = r.params ? memoized(r.params, 'path') : undefined;
     const parseQuery = r.query === 'custom' ? undefined : memoized(r.query, 'query');
-    const handle: RequestHandler = async (req, res) => {
+    // Not async: a handler that answers at once costs no promise (a failure, thrown or
+    // rejected, reaches the error handlers either way).
+    const handle: RequestHandler = (req, res) => {
       const params = parseParams ? parseParams(() => req.params, Object.values(req.params).join('\u0000')) : (req.params as Record<string, string>);
       // `req.query` parses the query string on every read: only a miss needs it.
       const query = parseQuery ? parseQuery(() => req.query, searchOf(req.url)) : req.query;
       const body = r.body ? parseBody(r.body, req.body) : undefined;
-      await r.handler(req, res, { query, params, body });
+      return r.handler(req, res, { query, params, body });
     };
     // Bodies are read only after the access check: an unauthenticated flood costs no parsing.
     // The jurisdiction policy (451) runs once the caller is known, before the body is read.
@@ -167,17 +170,17 @@ export function routeTable(
     return { def: r, path: `${prefix}${r.path}`, steps };
   });
 
-  // By `METHOD path`: the parameterless routes no earlier layer would take first (the /admin
+  // By method and path: the parameterless routes no earlier layer would take first (the /admin
   // audit, or an earlier route of the same method whose expression matches the path).
-  const exact = new Map<string, ExactRoute>();
+  const exact = new Map<string, Map<string, ExactRoute>>();
   const entries = new Map<(typeof compiled)[number], ExactRoute>();
   compiled.forEach((c, i) => {
     if (!isLiteral(c.def.path) || c.path.toLowerCase().startsWith(`${prefix}/admin`.toLowerCase())) return;
     const shadowed = compiled.slice(0, i).some((e) => e.def.method === c.def.method && match(e.path, { decode: false })(c.path) !== false);
-    const key = `${c.def.method} ${c.path}`;
-    if (shadowed || exact.has(key)) return;
+    const byPath = exact.get(c.def.method) ?? exact.set(c.def.method, new Map()).get(c.def.method)!;
+    if (shadowed || byPath.has(c.path)) return;
     const entry: ExactRoute = { steps: c.steps };
-    exact.set(key, entry);
+    byPath.set(c.path, entry);
     entries.set(c, entry);
   });
 
@@ -185,7 +188,7 @@ export function routeTable(
     exact: (req, res, next) => {
       const q = req.url.indexOf('?');
       // Express serves HEAD with the GET route.
-      const hit = exact.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${q < 0 ? req.url : req.url.slice(0, q)}`);
+      const hit = exact.get(req.method === 'HEAD' ? 'GET' : req.method)?.get(q < 0 ? req.url : req.url.slice(0, q));
       if (!hit?.route) return next();
       // What the router sets for a route's handlers: the route, and no parameters.
       req.route = hit.route;
