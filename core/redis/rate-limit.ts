@@ -38,6 +38,9 @@ interface Waiter {
   reject(e: unknown): void;
 }
 
+/** How long a batch waits for the previous one's answer before it goes anyway (D-171). */
+export const COALESCE_WAIT_MS = 10;
+
 /**
  * `limiter.consume(key)` (one point) for many callers, with the same answers: the consumes of
  * one key that gather while the previous batch is at the store go to it as one consume of
@@ -50,14 +53,18 @@ interface Waiter {
  *
  * A group commit, as ioredis's auto-pipelining already is (it keeps one pipeline at the server
  * and queues the rest): the next batch goes as soon as the last one is answered, and when
- * nothing is at the store, once the current turn's I/O callbacks have run (`setImmediate`), so
- * a request never waits for a round trip that is not its own.
+ * nothing is at the store, once the current turn's I/O callbacks have run (`setImmediate`). A
+ * batch waits for the previous one's answer at most `waitMs`: a slow or hung Redis (answers
+ * only at REDIS_COMMAND_TIMEOUT_MS) would otherwise add that wait to ioredis's own queue, and a
+ * request would wait for two command timeouts instead of at most one more than its own.
  */
-export function coalescedConsume(limiter: RateLimiterAbstract): (key: string) => Promise<RateLimiterRes> {
+export function coalescedConsume(limiter: RateLimiterAbstract, waitMs = COALESCE_WAIT_MS): (key: string) => Promise<RateLimiterRes> {
   let batch = new Map<string, Waiter[]>();
   let scheduled = false;
-  // Consumes of the last batch still at the store.
+  // Consumes sent and not yet answered.
   let outstanding = 0;
+  // While a batch waits on an answer: the end of its wait.
+  let waiting: NodeJS.Timeout | undefined;
   const answer = (waiters: Waiter[], total: RateLimiterRes) => {
     const n = waiters.length;
     for (let i = 0; i < n; i++) {
@@ -72,6 +79,10 @@ export function coalescedConsume(limiter: RateLimiterAbstract): (key: string) =>
     if (outstanding === 0 && batch.size) send();
   };
   const send = () => {
+    if (waiting) {
+      clearTimeout(waiting);
+      waiting = undefined;
+    }
     const current = batch;
     batch = new Map();
     outstanding += current.size;
@@ -89,16 +100,24 @@ export function coalescedConsume(limiter: RateLimiterAbstract): (key: string) =>
       );
     }
   };
+  const waited = () => {
+    waiting = undefined;
+    if (batch.size) send();
+  };
   return (key) =>
     new Promise<RateLimiterRes>((resolve, reject) => {
       const waiters = batch.get(key);
       if (waiters) waiters.push({ resolve, reject });
       else batch.set(key, [{ resolve, reject }]);
-      if (outstanding === 0 && !scheduled) {
+      if (outstanding > 0) {
+        waiting ??= setTimeout(waited, waitMs);
+      } else if (!scheduled) {
         scheduled = true;
         setImmediate(() => {
           scheduled = false;
-          if (outstanding === 0 && batch.size) send();
+          if (!batch.size) return;
+          if (outstanding === 0) send();
+          else waiting ??= setTimeout(waited, waitMs);
         });
       }
     });

@@ -86,7 +86,8 @@ describe('coalesced consumes (D-171)', () => {
         return new Promise<RateLimiterRes>((resolve) => answers.push(resolve));
       },
     } as unknown as RateLimiterAbstract;
-    const consume = coalescedConsume(store);
+    // No bound on the wait here: what waits for what, not when.
+    const consume = coalescedConsume(store, 60_000);
     const first = consume('a');
     await new Promise((r) => setImmediate(r));
     expect(calls).toEqual([['a', 1]]);
@@ -108,6 +109,31 @@ describe('coalesced consumes (D-171)', () => {
       [2, 8],
       [1, 9],
       [3, 7],
+    ]);
+  });
+
+  it('sends a batch without the previous answer once it has waited waitMs (a hung store)', async () => {
+    const calls: [string, number][] = [];
+    let second!: () => void;
+    const secondSent = new Promise<void>((r) => (second = r));
+    const store = {
+      points: 10,
+      consume: (key: string, n: number) => {
+        calls.push([key, n]);
+        if (calls.length === 2) second();
+        // Never answered: Redis hung.
+        return new Promise<RateLimiterRes>(() => {});
+      },
+    } as unknown as RateLimiterAbstract;
+    const consume = coalescedConsume(store, 5);
+    void consume('a');
+    await new Promise((r) => setImmediate(r));
+    void consume('a');
+    void consume('a');
+    await secondSent;
+    expect(calls).toEqual([
+      ['a', 1],
+      ['a', 2],
     ]);
   });
 
