@@ -11,7 +11,7 @@ import type { ChainAccess } from '../core/tx';
 import type { SignatureVerifier } from './auth/verify';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
-import { deprecatedAliases, handlerTimeout, refuseMalformedEncoding, requestId, requestMetrics, sequence } from './http/middleware';
+import { deprecatedAliases, refuseMalformedEncoding, requestId, requestLifecycle, sequence } from './http/middleware';
 import { createAdminGate } from './http/admin-gate';
 import { createJurisdictionPolicy } from './http/jurisdiction';
 import { createProbes } from './http/probes';
@@ -21,14 +21,15 @@ import type { RateLimits } from './limits/rate-limit';
 import { createHotCache } from './read/hot-cache';
 import { createGuards } from './routes/guards';
 import { v1Presentation } from './routes';
-import { createAllowedMethods, mountRoutes, type Presentation } from './routes/table';
+import { createAllowedMethods, routeTable, type Presentation } from './routes/table';
 
 export { API_PREFIX } from '../core/constants';
 
 /**
- * The REST app. Middleware order (design 4): request id → alias rewrite → metrics → timeout →
- * malformed percent-encoding (400, D-75) → routes → 404/405 → error mapper. Rate limits and
- * wallet auth run per route, from the route table, in front of its handler.
+ * The REST app. Middleware order (design 4): request id → alias rewrite → metrics and timeout →
+ * malformed percent-encoding (400, D-75) → routes (parameterless ones by exact path, D-172) →
+ * 404/405 → error mapper. Rate limits and wallet auth run per route, from the route table, in
+ * front of its handler.
  */
 export function createApp(opts: {
   common: Common;
@@ -61,25 +62,27 @@ export function createApp(opts: {
   app.set('query parser', 'simple');
   setErrorWriter(app.locals, presentation.errorBody);
 
-  if (config.otel.endpoint) app.use(serverSpans());
-  app.use(
-    sequence(
-      requestId(),
-      deprecatedAliases(presentation.prefix),
-      requestMetrics(metrics),
-      handlerTimeout(config.requestTimeoutMs),
-      // Before any router: matching a path parameter decodes it, and a malformed one threw (D-75).
-      refuseMalformedEncoding(opts.limits, logger),
-    ),
-  );
-
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature, plans: opts.plans });
   const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, tenantId: config.tenantId, requestTimeoutMs: config.requestTimeoutMs, hot, metrics, startedAt, chain: opts.chain });
   const policy = createJurisdictionPolicy({ geo: config.geo, hasAttestation: (wallet, country) => hasAttestation(db, wallet, country) });
   const admin = createAdminGate({ db, logger, wallets: config.adminWallets });
-  mountRoutes(app, presentation.prefix, routes, guards, policy, admin);
+  const table = routeTable(presentation.prefix, routes, guards, policy, admin);
+
+  if (config.otel.endpoint) app.use(serverSpans());
+  app.use(
+    sequence(
+      requestId(),
+      deprecatedAliases(presentation.prefix),
+      requestLifecycle(metrics, config.requestTimeoutMs),
+      // Before any router: matching a path parameter decodes it, and a malformed one threw (D-75).
+      refuseMalformedEncoding(opts.limits, logger),
+      // A parameterless route's exact path, served without the router's walk (D-172).
+      table.exact,
+    ),
+  );
+  table.mount(app);
 
   // Operational endpoints: root only, unversioned, not rate limited: answered from memory
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).

@@ -74,20 +74,15 @@ export function deprecatedAliases(prefix: string) {
   };
 }
 
-/** 504 TIMEOUT when a handler runs longer than the limit (spec 8). */
-export function handlerTimeout(ms: number) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const timer = setTimeout(() => {
-      if (!res.headersSent) sendError(res, timeoutError(ms));
-    }, ms);
-    // A response emits 'close' after 'finish', and also when the client goes away first.
-    res.once('close', () => clearTimeout(timer));
-    next();
-  };
-}
-
-/** Request count and duration by method, route template (bounded cardinality) and status. */
-export function requestMetrics(metrics: Metrics) {
+/**
+ * What every request is given on its way in and settled on its way out: 504 TIMEOUT when a
+ * handler runs longer than `timeoutMs` (spec 8), and the request count and duration by method,
+ * route template (bounded cardinality) and status once the response is written. One listener
+ * per request for both (a response emits 'close' after 'finish', and also when the client goes
+ * away first, which is not counted), and the timer takes the response as its argument: no
+ * closure, `once` wrapper or second listener per request.
+ */
+export function requestLifecycle(metrics: Metrics, timeoutMs: number) {
   // One pair of label children per method, route template and status (a bounded set): the
   // registry hashes a label object on every call, and this runs on every request.
   const children = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
@@ -100,9 +95,15 @@ export function requestMetrics(metrics: Metrics) {
     }
     return c;
   };
+  const timedOut = (res: Response) => {
+    if (!res.headersSent) sendError(res, timeoutError(timeoutMs));
+  };
   return (req: Request, res: Response, next: NextFunction) => {
     const start = process.hrtime.bigint();
-    res.once('finish', () => {
+    const timer = setTimeout(timedOut, timeoutMs, res);
+    res.on('close', () => {
+      clearTimeout(timer);
+      if (!res.writableFinished) return;
       const c = childrenOf(req.method, routeTemplate(req) ?? 'unmatched', String(res.statusCode));
       c.count.inc();
       c.duration.observe(Number(process.hrtime.bigint() - start) / 1e9);

@@ -1,10 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../core/config';
 import { tierSpecs, type Tier } from '../../core/limits';
 import type { Redis } from '../../core/redis/client';
 import type { Keys } from '../../core/redis/keys';
-import { createLimiter, windowSeconds } from '../../core/redis/rate-limit';
+import { coalescedConsume, createLimiter, windowSeconds } from '../../core/redis/rate-limit';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { ApiError, sendError } from '../http/errors';
@@ -50,11 +50,14 @@ export function createRateLimits(opts: {
   logger: Logger;
 }): RateLimits {
   const specs = tierSpecs(opts.config.rateLimit);
-  const limiters = new Map<Tier, RateLimiterAbstract>();
+  // One point per request, through Redis coalesced per key and turn (D-171); in memory
+  // (no Redis) there is no round trip to share.
+  const limiters = new Map<Tier, (key: string) => Promise<RateLimiterRes>>();
   const peaks = new Map<Tier, ReturnType<typeof windowPeak>>();
   const { metrics } = opts;
   for (const [tier, spec] of Object.entries(specs) as [Tier, { points: number; windowMs: number }][]) {
-    limiters.set(tier, createLimiter({ tier, ...spec }, opts.store));
+    const limiter = createLimiter({ tier, ...spec }, opts.store);
+    limiters.set(tier, opts.store ? coalescedConsume(limiter) : (key) => limiter.consume(key));
     // The configured limits beside the live peak (the limits dashboard); every tier's 429
     // counter exists from the start, so a rule sees its first increase.
     metrics.rateLimitMax.set({ tier }, spec.points);
@@ -83,31 +86,36 @@ export function createRateLimits(opts: {
   };
 
   /** One request of `tier` for `key`: the limiter's answer, or undefined when no limiter could answer. */
-  async function take(tier: Tier, key: string): Promise<{ ok: boolean; r: RateLimiterRes } | undefined> {
-    try {
-      const r = await limiters.get(tier)!.consume(key);
-      peaks.get(tier)!.see(r.consumedPoints, Date.now());
-      return { ok: true, r };
-    } catch (err) {
-      if (err instanceof RateLimiterRes) {
-        peaks.get(tier)!.see(err.consumedPoints, Date.now());
-        return { ok: false, r: err };
-      }
-      // Both Redis and the insurance limiter failed: serve rather than refuse everyone.
-      opts.logger.error({ err, tier }, 'rate limiter failed; request allowed');
-      return undefined;
-    }
+  // Promise chains rather than async functions: this runs on every request, and each async
+  // frame and await costs a promise and a microtask more.
+  function take(tier: Tier, key: string): Promise<{ ok: boolean; r: RateLimiterRes } | undefined> {
+    return limiters.get(tier)!(key).then(
+      (r) => {
+        peaks.get(tier)!.see(r.consumedPoints, Date.now());
+        return { ok: true, r };
+      },
+      (err: unknown) => {
+        if (err instanceof RateLimiterRes) {
+          peaks.get(tier)!.see(err.consumedPoints, Date.now());
+          return { ok: false, r: err };
+        }
+        // Both Redis and the insurance limiter failed: serve rather than refuse everyone.
+        opts.logger.error({ err, tier }, 'rate limiter failed; request allowed');
+        return undefined;
+      },
+    );
   }
 
-  async function consume(tier: Tier, key: string, res: Response): Promise<boolean> {
-    const t = await take(tier, key);
-    if (!t) return true;
-    if (!t.ok) {
-      refuse(tier, res, t.r);
-      return false;
-    }
-    headers(res, specs[tier].points, t.r);
-    return true;
+  function consume(tier: Tier, key: string, res: Response): Promise<boolean> {
+    return take(tier, key).then((t) => {
+      if (!t) return true;
+      if (!t.ok) {
+        refuse(tier, res, t.r);
+        return false;
+      }
+      headers(res, specs[tier].points, t.r);
+      return true;
+    });
   }
 
   // IP → end of the window in which this process saw its pre-authentication budget spent.
@@ -172,9 +180,10 @@ export function createRateLimits(opts: {
   return {
     consume,
     authFailures,
-    byIp: (tier) => async (req, res, next) => {
-      if (await consume(tier, `ip:${req.ip ?? 'unknown'}`, res)) next();
-    },
+    byIp: (tier) => (req, res, next) =>
+      consume(tier, `ip:${req.ip ?? 'unknown'}`, res).then((ok) => {
+        if (ok) next();
+      }),
   };
 }
 

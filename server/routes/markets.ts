@@ -2,7 +2,6 @@ import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { ApiError } from '../http/errors';
 import { base58Address, limit, NO_PARAMS, offset } from '../http/validate';
-import { sendCached } from '../read/hot-cache';
 import { liveProgramConfig } from '../read/queries/config';
 import { bookLevels, creatorFeeClaims, currentMarket as currentMarketRow, marketByKey, marketsPage } from '../read/queries/markets';
 import type { DbRow } from '../read/queries/rows';
@@ -41,6 +40,11 @@ async function detailPayload(db: Db, marketId: string) {
 /** `/markets`: the list, the current market, one market with its book, its creator-fee claims. */
 export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
   const read = { by: 'ip', tier: 'public_read' } as const;
+  const loadCurrent = async () => {
+    const found = await currentMarketRow(db);
+    if (!found) throw new ApiError('NOT_FOUND', 'No current or upcoming market');
+    return { status: 200, json: { data: { market: currentMarket(found.row), status: found.trading ? 'trading' : 'upcoming' } } };
+  };
   return [
     route({
       method: 'GET',
@@ -49,13 +53,11 @@ export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
       access: read,
       // Built once per app, not per request: it names this deployment's chain.
       query: Joi.object({ state: Joi.number().integer().min(0).max(5), limit: limit(50, 100), offset: offset(1_000_000), chain: Joi.string().valid(chainId).meta({ setting: 'CHAIN_ID' }) }),
-      handler: async (_req, res, { query: q }) => {
-        const c = await hot.get(`list:${q.state ?? ''}:${q.limit}:${q.offset}`, async () => {
+      handler: (_req, res, { query: q }) =>
+        hot.send(res, `list:${q.state ?? ''}:${q.limit}:${q.offset}`, async () => {
           const page = await marketsPage(db, q);
           return { status: 200, json: { data: { markets: page.rows.map(marketListItem), total: page.total, limit: q.limit, offset: q.offset } } };
-        });
-        sendCached(res, c);
-      },
+        }),
     }),
     route({
       method: 'GET',
@@ -64,14 +66,7 @@ export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
       errors: ['NOT_FOUND'],
       access: read,
       query: NO_PARAMS,
-      handler: async (_req, res) => {
-        const c = await hot.get('current', async () => {
-          const found = await currentMarketRow(db);
-          if (!found) throw new ApiError('NOT_FOUND', 'No current or upcoming market');
-          return { status: 200, json: { data: { market: currentMarket(found.row), status: found.trading ? 'trading' : 'upcoming' } } };
-        });
-        sendCached(res, c);
-      },
+      handler: (_req, res) => hot.send(res, 'current', loadCurrent),
     }),
     route({
       method: 'GET',
@@ -81,9 +76,7 @@ export function marketsRoutes({ db, chainId, hot }: RouteDeps): RouteDef[] {
       access: read,
       params: marketIdParam,
       query: NO_PARAMS,
-      handler: async (_req, res, { params }) => {
-        sendCached(res, await hot.get(`detail:${params.marketId}`, () => detailPayload(db, params.marketId)));
-      },
+      handler: (_req, res, { params }) => hot.send(res, `detail:${params.marketId}`, () => detailPayload(db, params.marketId)),
     }),
     route({
       method: 'GET',

@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import { ApiError } from '../http/errors';
 import { base58Address } from '../http/validate';
-import { sendCached } from '../read/hot-cache';
 import { topOfBook } from '../read/queries/markets';
 import { route, type RouteDef, type RouteDeps } from './table';
 
@@ -15,15 +14,13 @@ export function orderbookRoutes({ db, hot }: RouteDeps): RouteDef[] {
       errors: ['NOT_FOUND'],
       access: { by: 'ip', tier: 'public_read' },
       query: Joi.object<{ market?: string }>({ market: base58Address }),
-      handler: async (_req, res, { query: q }) => {
-        const c = await hot.get(`top:${q.market ?? ''}`, async () => {
+      handler: (_req, res, { query: q }) =>
+        hot.send(res, `top:${q.market ?? ''}`, async () => {
           const m = await topOfBook(db, q.market);
           if (q.market && !m) throw new ApiError('NOT_FOUND', 'Market not found');
           if (!m) return { status: 200, json: { best_bid: null, best_ask: null } };
           return { status: 200, json: { best_bid: m.best_bid ?? null, best_ask: m.best_ask ?? null, market: m.address } };
-        });
-        sendCached(res, c);
-      },
+        }),
     }),
   ];
 }

@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import type { Db } from '../../core/db';
 import { base58Address, limit, NO_PARAMS } from '../http/validate';
-import { sendCached } from '../read/hot-cache';
 import { refereeCount, referralLock, referralSums, referrerEarnings, referrerLeaderboard } from '../read/queries/referrals';
 import { iso } from '../read/serialize';
 import { route, type RouteDef, type RouteDeps } from './table';
@@ -109,7 +108,7 @@ export function referralsRoutes({ db, hot }: RouteDeps): RouteDef[] {
       query: NO_PARAMS,
       // It sums whole tables: served from memory like the hot reads (D-48), so a flood of it costs
       // the database one computation per commit or second, not one per request.
-      handler: async (_req, res) => sendCached(res, await hot.get('referrals:diagnostics', () => referralDiagnostics(db))),
+      handler: (_req, res) => hot.send(res, 'referrals:diagnostics', () => referralDiagnostics(db)),
     }),
   ];
 }

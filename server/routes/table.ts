@@ -1,4 +1,4 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import type Joi from 'joi';
 import { match } from 'path-to-regexp';
 import type { Db } from '../../core/db';
@@ -70,7 +70,8 @@ export interface RouteDef<Q = Record<string, unknown>, P = Record<string, string
   conditional?: boolean;
   /** Answers 202 when the work it asked for is not finished within its wait (D-164). */
   accepted?: boolean;
-  handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Answers, or fails (thrown or rejected); a hot read answers a hit at once, without a promise. */
+  handler: (req: Request, res: Response, input: RouteInput<Q, P, any>) => void | Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 /** Declares a route with its parameter types inferred from its schemas. */
@@ -95,12 +96,12 @@ const MEMO_ENTRIES = 256;
  * the rest of a cached answer. Refused inputs are not remembered; the result is frozen so no
  * handler can change what the next request receives.
  */
-function memoized<T>(schema: Joi.ObjectSchema<T>, where: 'query' | 'path'): (input: unknown, raw: string) => T {
+function memoized<T>(schema: Joi.ObjectSchema<T>, where: 'query' | 'path'): (input: () => unknown, raw: string) => T {
   const seen = new Map<string, T>();
   return (input, raw) => {
     const hit = seen.get(raw);
     if (hit !== undefined) return hit;
-    const value = Object.freeze(parse(schema, input, where)) as T;
+    const value = Object.freeze(parse(schema, input(), where)) as T;
     if (seen.size >= MEMO_ENTRIES) seen.clear();
     seen.set(raw, value);
     return value;
@@ -110,62 +111,139 @@ function memoized<T>(schema: Joi.ObjectSchema<T>, where: 'query' | 'path'): (inp
 /** Small JSON bodies only: every body the API takes is a handful of fields. */
 const jsonBody = express.json({ limit: '4kb', strict: true, type: 'application/json' });
 
+/** Express's route: what `req.route` is while one of its handlers runs (the route template's source). */
+type MountedRoute = ReturnType<Router['route']>;
+
+/** A parameterless route served by exact path, and the Express route it is mounted as. */
+interface ExactRoute {
+  steps: RequestHandler[];
+  route?: MountedRoute;
+}
+
+/** Whether `path` (the table's syntax) has no parameters, wildcards or optional parts. */
+const isLiteral = (path: string) => !/[:*{}()\[\]?+!]/.test(path);
+
+export interface RouteTable {
+  /**
+   * Serves a request whose method and path are exactly those of a parameterless route, as the
+   * router would, or passes it on (D-172). The hot reads are such routes; the router would walk
+   * every earlier route's layer and match each one's expression, and run the route's own
+   * dispatch, to find what one map lookup finds. Only a path the router would give to the same
+   * route is in the map: any other request (a parameter, a trailing slash, other letter case,
+   * HEAD of a GET route included) goes to the router as before. Runs in the middleware sequence,
+   * after the middleware every request passes.
+   */
+  exact: (req: Request, res: Response, next: NextFunction) => void;
+  /** Every route in table order, on `router` under the prefix: what `exact` does not serve. */
+  mount(router: Pick<Router, 'route' | 'use' | 'all'>): void;
+}
+
 /**
- * Every route in table order, on `router` under `prefix` (the app's own router: a nested one
- * would cost each request another walk and a prefix trim). The access check (rate limit,
- * signature) runs before validation, so a refused parameter still costs its request (spec 8).
+ * The routes under `prefix`, each as its steps: the access check (rate limit, signature)
+ * before validation, so a refused parameter still costs its request (spec 8).
  */
-export function mountRoutes(
-  router: Pick<Router, 'get' | 'post' | 'delete' | 'use' | 'all'>,
+export function routeTable(
   prefix: string,
   routes: readonly RouteDef[],
   g: Guards,
   policy: (path: string) => RequestHandler | undefined = () => undefined,
   admin?: AdminGate,
-): void {
-  // Every /admin/* request is audited, known path or not (D-146).
-  if (admin) router.use(`${prefix}/admin`, admin.audit);
-  for (const r of routes) {
-    const path = `${prefix}${r.path}`;
+): RouteTable {
+  const compiled = routes.map((r) => {
     const primary = guard(g, r.access);
     const alt = r.alternative;
     const access: RequestHandler = alt ? ((altGuard) => (req, res, next) => (alt.when(req) ? altGuard : primary)(req, res, next))(guard(g, alt.access)) : primary;
     const parseParams = r.params ? memoized(r.params, 'path') : undefined;
     const parseQuery = r.query === 'custom' ? undefined : memoized(r.query, 'query');
-    const handle: RequestHandler = async (req, res) => {
-      const params = parseParams ? parseParams(req.params, Object.values(req.params).join('\u0000')) : (req.params as Record<string, string>);
-      const query = parseQuery ? parseQuery(req.query, searchOf(req.url)) : req.query;
+    // Not async: a handler that answers at once costs no promise (a failure, thrown or
+    // rejected, reaches the error handlers either way).
+    const handle: RequestHandler = (req, res) => {
+      const params = parseParams ? parseParams(() => req.params, Object.values(req.params).join('\u0000')) : (req.params as Record<string, string>);
+      // `req.query` parses the query string on every read: only a miss needs it.
+      const query = parseQuery ? parseQuery(() => req.query, searchOf(req.url)) : req.query;
       const body = r.body ? parseBody(r.body, req.body) : undefined;
-      await r.handler(req, res, { query, params, body });
+      return r.handler(req, res, { query, params, body });
     };
     // Bodies are read only after the access check: an unauthenticated flood costs no parsing.
     // The jurisdiction policy (451) runs once the caller is known, before the body is read.
     const guarded = policy(r.path);
     if (r.admin && (!admin || r.access.by !== 'wallet')) throw new Error(`${r.path}: an admin route needs the admin gate and wallet access`);
     const steps: RequestHandler[] = [access, ...(r.admin ? [admin!.check] : []), ...(guarded ? [guarded] : []), ...(r.body ? [jsonBody] : []), handle];
-    switch (r.method) {
-      case 'GET':
-        router.get(path, ...steps);
-        break;
-      case 'POST':
-        router.post(path, ...steps);
-        break;
-      case 'DELETE':
-        router.delete(path, ...steps);
-        break;
-      default: {
-        const never: never = r.method;
-        throw new Error(`unsupported method ${String(never)}`);
+    return { def: r, path: `${prefix}${r.path}`, steps };
+  });
+
+  // By method and path: the parameterless routes no earlier layer would take first (the /admin
+  // audit, or an earlier route of the same method whose expression matches the path).
+  const exact = new Map<string, Map<string, ExactRoute>>();
+  const entries = new Map<(typeof compiled)[number], ExactRoute>();
+  compiled.forEach((c, i) => {
+    if (!isLiteral(c.def.path) || c.path.toLowerCase().startsWith(`${prefix}/admin`.toLowerCase())) return;
+    const shadowed = compiled.slice(0, i).some((e) => e.def.method === c.def.method && match(e.path, { decode: false })(c.path) !== false);
+    const byPath = exact.get(c.def.method) ?? exact.set(c.def.method, new Map()).get(c.def.method)!;
+    if (shadowed || byPath.has(c.path)) return;
+    const entry: ExactRoute = { steps: c.steps };
+    byPath.set(c.path, entry);
+    entries.set(c, entry);
+  });
+
+  return {
+    exact: (req, res, next) => {
+      const q = req.url.indexOf('?');
+      // Express serves HEAD with the GET route.
+      const hit = exact.get(req.method === 'HEAD' ? 'GET' : req.method)?.get(q < 0 ? req.url : req.url.slice(0, q));
+      if (!hit?.route) return next();
+      // What the router sets for a route's handlers: the route, and no parameters.
+      req.route = hit.route;
+      req.params = {};
+      const steps = hit.steps;
+      let i = 0;
+      // Like the route's own dispatch: a failure, thrown or rejected, goes on to the error
+      // handlers. The last step answers or fails; it never passes the request on.
+      const step = (err?: unknown): void => {
+        if (err) return next(err);
+        const fn = steps[i++];
+        if (!fn) return next();
+        try {
+          const r = fn(req, res, step) as unknown;
+          if (r instanceof Promise) r.catch((e: unknown) => next(e || new Error('Rejected promise')));
+        } catch (e) {
+          next(e);
+        }
+      };
+      step();
+    },
+    mount(router) {
+      // Every /admin/* request is audited, known path or not (D-146).
+      if (admin) router.use(`${prefix}/admin`, admin.audit);
+      for (const c of compiled) {
+        const route = router.route(c.path);
+        switch (c.def.method) {
+          case 'GET':
+            route.get(...c.steps);
+            break;
+          case 'POST':
+            route.post(...c.steps);
+            break;
+          case 'DELETE':
+            route.delete(...c.steps);
+            break;
+          default: {
+            const never: never = c.def.method;
+            throw new Error(`unsupported method ${String(never)}`);
+          }
+        }
+        const entry = entries.get(c);
+        if (entry) entry.route = route;
       }
-    }
-  }
-  // Any other /admin/* path: the same signature and allow-list first, so a wallet outside it
-  // learns nothing about which admin paths exist (403 everywhere); admins get 404.
-  if (admin) {
-    router.all(`${prefix}/admin/*rest`, g.wallet('sensitive'), admin.check, () => {
-      throw new ApiError('NOT_FOUND', 'Not found');
-    });
-  }
+      // Any other /admin/* path: the same signature and allow-list first, so a wallet outside it
+      // learns nothing about which admin paths exist (403 everywhere); admins get 404.
+      if (admin) {
+        router.all(`${prefix}/admin/*rest`, g.wallet('sensitive'), admin.check, () => {
+          throw new ApiError('NOT_FOUND', 'Not found');
+        });
+      }
+    },
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import { createKeys } from '../../core/redis/keys';
 import { createMemoryNonceStore, createRedisNonceStore } from '../../core/redis/nonce-store';
 import { createMemoryBus, createRedisBus, type Bus } from '../../core/redis/bus';
-import { createLimiter } from '../../core/redis/rate-limit';
+import { coalescedConsume, createLimiter } from '../../core/redis/rate-limit';
 import { createRedis, redisReady } from '../../core/redis/client';
 import { createRedisUpdateLog } from '../../core/redis/updates';
 import { createLogger } from '../../core/telemetry/logger';
@@ -245,6 +245,29 @@ describe.each(REDIS_TARGETS)('on $name', (t) => {
       // Another key has its own quota; the counter lives under the tenant prefix.
       await expect(la.consume('5.6.7.8')).resolves.toBeInstanceOf(RateLimiterRes);
       expect(await a.exists(`${keys.rateLimitPrefix('public')}:1.2.3.4`)).toBe(1);
+    });
+
+    it('keeps the quota exact when each replica coalesces concurrent consumes (D-171)', async () => {
+      const keys = createKeys(testTenant());
+      const a = createRedis(target.url, { enableAutoPipelining: true });
+      const b = createRedis(target.url, { enableAutoPipelining: true });
+      clients.push(a, b);
+      await Promise.all([redisReady(a), redisReady(b)]);
+      const spec = { tier: 'public', points: 12, windowMs: 60_000 };
+      const [ca, cb] = [coalescedConsume(createLimiter(spec, { redis: a, keys })), coalescedConsume(createLimiter(spec, { redis: b, keys }))];
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? ca : cb)('9.9.9.9').then(
+            (r) => ({ ok: true, r }),
+            (r: RateLimiterRes) => ({ ok: false, r }),
+          ),
+        ),
+      );
+      // Every request counted once, cluster-wide: consumed points 1..20, the first 12 allowed.
+      expect(results.map((x) => x.r.consumedPoints).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(results.filter((x) => x.ok).map((x) => x.r.consumedPoints).sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      expect(results.filter((x) => !x.ok).every((x) => x.r.remainingPoints === 0 && x.r.msBeforeNext > 55_000)).toBe(true);
+      expect(await a.get(`${keys.rateLimitPrefix('public')}:9.9.9.9`)).toBe('20');
     });
   });
 });

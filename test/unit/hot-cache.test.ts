@@ -1,5 +1,25 @@
 import { createMemoryBus } from '../../core/redis/bus';
+import type { Response } from 'express';
 import { createHotCache } from '../../server/read/hot-cache';
+
+/** Enough of a response for `sendCached`: what it was sent. */
+function fakeResponse(ifNoneMatch?: string) {
+  const sent: { status?: number; headers: Record<string, unknown>; body?: string } = { headers: {} };
+  const res = {
+    req: { headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {} },
+    statusCode: 200,
+    setHeader: (k: string, v: unknown) => void (sent.headers[k.toLowerCase()] = v),
+    status(code: number) {
+      this.statusCode = code;
+      return this;
+    },
+    end(body?: Buffer) {
+      sent.status = this.statusCode;
+      sent.body = body?.toString();
+    },
+  };
+  return { res: res as unknown as Response, sent };
+}
 
 describe('hot-read cache', () => {
   it('serializes once, shares one load between concurrent misses, and expires by TTL', async () => {
@@ -15,6 +35,28 @@ describe('hot-read cache', () => {
     expect((await cache.get('k', load)).body.toString()).toBe('{"n":1}');
     t = 1_000;
     expect((await cache.get('k', load)).body.toString()).toBe('{"n":2}');
+  });
+
+  it('sends a hit at once, without a promise, and a miss once loaded, with its tag and 304', async () => {
+    let loads = 0;
+    const cache = createHotCache({ ttlMs: 60_000 });
+    const load = async () => ({ status: 200, json: { n: ++loads } });
+    const miss = fakeResponse();
+    const pending = cache.send(miss.res, 'k', load);
+    expect(pending).toBeInstanceOf(Promise);
+    expect(miss.sent.status).toBeUndefined();
+    await pending;
+    expect(miss.sent).toMatchObject({ status: 200, body: '{"n":1}', headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': 7 } });
+    const etag = miss.sent.headers.etag as string;
+    const hit = fakeResponse();
+    expect(cache.send(hit.res, 'k', load)).toBeUndefined();
+    expect(hit.sent).toEqual(miss.sent);
+    const conditional = fakeResponse(etag);
+    expect(cache.send(conditional.res, 'k', load)).toBeUndefined();
+    expect(conditional.sent).toEqual({ status: 304, headers: { etag }, body: undefined });
+    expect(loads).toBe(1);
+    // A failed load is the caller's failure.
+    await expect(cache.send(fakeResponse().res, 'bad', async () => Promise.reject(new Error('down')))).rejects.toThrow('down');
   });
 
   it('drops everything on a bus message and never stores a read that began before it', async () => {
