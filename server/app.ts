@@ -9,6 +9,7 @@ import { serverSpans } from '../core/telemetry/http-span';
 import { STORES } from '../core/telemetry/metrics';
 import type { ChainAccess } from '../core/tx';
 import type { SignatureVerifier } from './auth/verify';
+import { servedRootAliases } from './http/aliases';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
 import { deprecatedAliases, refuseMalformedEncoding, requestId, requestLifecycle, sequence } from './http/middleware';
@@ -74,7 +75,7 @@ export function createApp(opts: {
   app.use(
     sequence(
       requestId(),
-      deprecatedAliases(presentation.prefix),
+      deprecatedAliases(presentation.prefix, servedRootAliases(routes.map((r) => r.path))),
       requestLifecycle(metrics, config.requestTimeoutMs),
       // Before any router: matching a path parameter decodes it, and a malformed one threw (D-75).
       refuseMalformedEncoding(opts.limits, logger),

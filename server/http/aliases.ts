@@ -35,8 +35,18 @@ export const ROOT_ALIASES: readonly RootAlias[] = [
 export const LEGACY_PREFIX = '/api';
 
 /** The root alias covering a path (a request's, or a route's in route-table syntax), ignoring its query rule. */
-export function rootAliasOf(path: string): RootAlias | undefined {
-  return ROOT_ALIASES.find((a) => (a.path.endsWith('/') ? path.startsWith(a.path) : path === a.path));
+export function rootAliasOf(path: string, aliases: readonly RootAlias[] = ROOT_ALIASES): RootAlias | undefined {
+  return aliases.find((a) => (a.path.endsWith('/') ? path.startsWith(a.path) : path === a.path));
+}
+
+/**
+ * The root aliases a presentation serves: those covering at least one of its routes (paths
+ * relative to its prefix). The appendix variant has no `/orderbook/top`, so its root form is
+ * not rewritten into `/orderbook/:marketId` with `top` as the id: it is the variant's 404, as
+ * its document (which declares no root aliases) says.
+ */
+export function servedRootAliases(routePaths: readonly string[]): RootAlias[] {
+  return ROOT_ALIASES.filter((a) => routePaths.some((p) => rootAliasOf(p, [a]) !== undefined));
 }
 
 /** How a deprecated request target is served: the canonical path, and which kind of alias it used. */
@@ -49,8 +59,8 @@ export interface AliasMatch {
  * The canonical path a request path (without its query) is served as, or undefined when it is
  * not an alias. `search` is the query string with its `?` ('' without one).
  */
-export function aliasOf(prefix: string, path: string, search: string): AliasMatch | undefined {
-  const root = rootAliasOf(path);
+export function aliasOf(prefix: string, path: string, search: string, aliases: readonly RootAlias[] = ROOT_ALIASES): AliasMatch | undefined {
+  const root = rootAliasOf(path, aliases);
   if (root) {
     if (root.query !== undefined && new URLSearchParams(search).getAll(root.query).length !== 1) return undefined;
     return { canonical: `${prefix}${path}`, kind: 'root' };

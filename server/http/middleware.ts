@@ -4,7 +4,7 @@ import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { routeTemplate } from '../../core/telemetry/http-span';
 import type { RateLimits } from '../limits/rate-limit';
-import { aliasHeaders, aliasOf } from './aliases';
+import { aliasHeaders, aliasOf, ROOT_ALIASES, type RootAlias } from './aliases';
 import { ApiError, clip, sendError, timeoutError, type ErrorDetail } from './errors';
 
 declare module 'express-serve-static-core' {
@@ -57,7 +57,7 @@ export function requestId() {
  * served by rewriting them to their canonical path under the API prefix (`/api/v1/...`), with
  * the deprecation headers.
  */
-export function deprecatedAliases(prefix: string) {
+export function deprecatedAliases(prefix: string, rootAliases: readonly RootAlias[] = ROOT_ALIASES) {
   const canonicalPrefix = `${prefix}/`;
   return (req: Request, res: Response, next: NextFunction) => {
     // Nearly every request is already canonical: it costs one comparison.
@@ -65,7 +65,7 @@ export function deprecatedAliases(prefix: string) {
     const q = req.url.indexOf('?');
     const path = q < 0 ? req.url : req.url.slice(0, q);
     const query = q < 0 ? '' : req.url.slice(q);
-    const alias = aliasOf(prefix, path, query);
+    const alias = aliasOf(prefix, path, query, rootAliases);
     if (alias) {
       for (const [name, value] of Object.entries(aliasHeaders(alias))) res.setHeader(name, value);
       req.url = alias.canonical + query;

@@ -242,6 +242,17 @@ describe('the appendix variant (API_VARIANT=legacy) over data the indexer wrote 
       expect([doc, r.status, r.headers.get('content-type')]).toEqual([doc, 200, 'application/yaml']);
       expect(await r.text()).toBe(readFileSync(path.join(API_REFERENCE_DIR, doc), 'utf8'));
     }
+    // The root aliases name v1 operations: none is rewritten here. `/orderbook/top` would
+    // otherwise reach `/orderbook/:marketId` with `top` as the id and answer INVALID_MARKET_ID.
+    for (const root of ['/orderbook/top', '/config', '/status', '/trades', '/v2/referral/x']) {
+      const r = await fetch(`${legacy.url}${root}`, { headers: { 'x-api-key': key } });
+      const body = (await r.json()) as Json;
+      expectError({ status: r.status, body }, 'NOT_FOUND');
+      expect([root, r.headers.get('deprecation')]).toEqual([root, null]);
+    }
+    // The /api/ prefix is an alias of every operation, so it serves this variant's too.
+    const prefixed = await fetch(`${legacy.url}/api/protocol/config`, { headers: { 'x-api-key': key } });
+    expect([prefixed.status, prefixed.headers.get('deprecation')]).toEqual([200, 'true']);
     const fromV1 = await fetch(`${v1.url}/api/v1/protocol/config`);
     expect(fromV1.status).toBe(404);
     expect(await fromV1.json()).toEqual({ error: 'Not found', code: 'NOT_FOUND' });

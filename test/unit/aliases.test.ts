@@ -1,9 +1,10 @@
 import querystring from 'node:querystring';
 import type { Request } from 'express';
-import { aliasHeaders, aliasOf, ROOT_ALIASES } from '../../server/http/aliases';
+import { aliasHeaders, aliasOf, ROOT_ALIASES, servedRootAliases } from '../../server/http/aliases';
 import { deprecatedAliases } from '../../server/http/middleware';
 import { aliasOperationsOf, parametersOf, statusesOf } from '../../server/routes/contract';
 import { v1Presentation } from '../../server/routes';
+import { legacyPresentation } from '../../server/routes/legacy';
 import type { RouteDeps } from '../../server/routes/table';
 
 const PREFIX = '/api/v1';
@@ -81,5 +82,24 @@ describe('the deprecated aliases (spec 4.1, D-168)', () => {
     }
     // The /api/ form is the whole operation, signed orders included.
     expect(ops.find((o) => o.path === '/api/orders')!.route.access.by).toBe('wallet');
+  });
+});
+
+describe('the root aliases a presentation serves', () => {
+  const paths = (p: typeof v1Presentation) => p.routes({ chainId: 'devnet' } as RouteDeps).map((r) => r.path);
+
+  it('are all of them for v1, whose operations they name', () => {
+    expect(servedRootAliases(paths(v1Presentation))).toEqual([...ROOT_ALIASES]);
+  });
+
+  it('are only those covering one of its routes for the appendix variant', () => {
+    // Every root alias names v1 operations the variant does not serve (its tables have no
+    // /tx, /admin, /v2, /config, /trades, /orderbook/top, /status or /orders routes).
+    expect(servedRootAliases(paths(legacyPresentation))).toEqual([]);
+    // A route under a prefix alias, or at a single-path alias, is enough for it to be served.
+    expect(servedRootAliases(['/tx/place-order', '/orderbook/:marketId']).map((a) => a.path)).toEqual(['/tx/']);
+    // `/orderbook/top` is not rewritten into its `/orderbook/:marketId`.
+    expect(aliasOf(PREFIX, '/orderbook/top', '', servedRootAliases(paths(legacyPresentation)))).toBeUndefined();
+    expect(aliasOf(PREFIX, '/api/orderbook/top', '', servedRootAliases(paths(legacyPresentation)))?.kind).toBe('legacy-prefix');
   });
 });
