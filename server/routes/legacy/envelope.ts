@@ -27,6 +27,11 @@ export const LEGACY_ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   SERVICE_UNAVAILABLE: 503,
   TIMEOUT: 504,
+  // Additions for issue 22's v1 routes the variant serves too (D-177).
+  FORBIDDEN: 403,
+  CONFLICT: 409,
+  GEO_BLOCKED: 451,
+  ATTESTATION_REQUIRED: 451,
 } as const;
 export type LegacyCode = keyof typeof LEGACY_ERROR_STATUS;
 
@@ -45,12 +50,13 @@ const FROM_V1: Record<ErrorCode, LegacyCode> = {
   USER_NOT_FOUND: 'NOT_FOUND',
   RESOURCE_NOT_FOUND: 'NOT_FOUND',
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
-  // The variant serves no admin routes: a refusal there names nothing that exists.
-  FORBIDDEN: 'NOT_FOUND',
-  CONFLICT: 'VALIDATION_ERROR',
+  // The variant serves issue 22's admin, tx and attestation routes too (D-177): their refusals
+  // keep their own codes and statuses.
+  FORBIDDEN: 'FORBIDDEN',
+  CONFLICT: 'CONFLICT',
   RATE_LIMITED: 'RATE_LIMITED',
-  GEO_BLOCKED: 'NOT_FOUND',
-  ATTESTATION_REQUIRED: 'NOT_FOUND',
+  GEO_BLOCKED: 'GEO_BLOCKED',
+  ATTESTATION_REQUIRED: 'ATTESTATION_REQUIRED',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
   DATABASE_ERROR: 'INTERNAL_ERROR',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
@@ -70,6 +76,10 @@ const CARRIER: Record<LegacyCode, ErrorCode> = {
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   TIMEOUT: 'TIMEOUT',
+  FORBIDDEN: 'FORBIDDEN',
+  CONFLICT: 'CONFLICT',
+  GEO_BLOCKED: 'GEO_BLOCKED',
+  ATTESTATION_REQUIRED: 'ATTESTATION_REQUIRED',
 };
 
 /** An error with the variant's own code. */
