@@ -4,14 +4,16 @@ import { ApiError, type ErrorCode } from '../../http/errors';
 /**
  * The appendix variant's envelope (D-155): `{ success: true, data, timestamp }` (Unix ms), lists
  * with `pagination: { hasMore, nextCursor }` beside `data`; errors `{ success: false, error: {
- * code, message }, timestamp }`.
+ * code, message }, timestamp }`. Issue 22's v1 routes, served by this variant too, answer their
+ * success in the same envelope (`inLegacyEnvelope`, D-177).
  */
 export function sendData(res: Response, data: unknown, pagination?: { hasMore: boolean; nextCursor: string | null }): void {
   res.json(pagination ? { success: true, data, pagination, timestamp: Date.now() } : { success: true, data, timestamp: Date.now() });
 }
 
 /**
- * The appendix's error codes, then the documented additions for what it does not name (D-156).
+ * The appendix's error codes, then the documented additions for what it does not name (D-156,
+ * D-177).
  * Declared once: the error mapping below and the tests read it.
  */
 export const LEGACY_ERROR_STATUS = {
