@@ -34,6 +34,8 @@ export const LEGACY_ERROR_STATUS = {
   CONFLICT: 409,
   GEO_BLOCKED: 451,
   ATTESTATION_REQUIRED: 451,
+  // A wallet signature refused (spec 5): not an API key's fault.
+  UNAUTHORIZED: 401,
 } as const;
 export type LegacyCode = keyof typeof LEGACY_ERROR_STATUS;
 
@@ -44,10 +46,12 @@ const FROM_V1: Record<ErrorCode, LegacyCode> = {
   INVALID_PARAMETER: 'VALIDATION_ERROR',
   MISSING_REQUIRED_FIELD: 'VALIDATION_ERROR',
   LIMIT_EXCEEDED: 'VALIDATION_ERROR',
-  UNAUTHORIZED: 'INVALID_API_KEY',
-  MISSING_AUTH_HEADERS: 'INVALID_API_KEY',
-  INVALID_SIGNATURE: 'INVALID_API_KEY',
-  MESSAGE_EXPIRED: 'INVALID_API_KEY',
+  // The wallet signature of issue 22's routes (D-177); an unknown or revoked API key is a
+  // LegacyError('INVALID_API_KEY') of the plan limits.
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  MISSING_AUTH_HEADERS: 'UNAUTHORIZED',
+  INVALID_SIGNATURE: 'UNAUTHORIZED',
+  MESSAGE_EXPIRED: 'UNAUTHORIZED',
   NOT_FOUND: 'NOT_FOUND',
   USER_NOT_FOUND: 'NOT_FOUND',
   RESOURCE_NOT_FOUND: 'NOT_FOUND',
@@ -82,6 +86,7 @@ const CARRIER: Record<LegacyCode, ErrorCode> = {
   CONFLICT: 'CONFLICT',
   GEO_BLOCKED: 'GEO_BLOCKED',
   ATTESTATION_REQUIRED: 'ATTESTATION_REQUIRED',
+  UNAUTHORIZED: 'UNAUTHORIZED',
 };
 
 /** An error with the variant's own code. */
