@@ -150,6 +150,16 @@ describe("a legacy tenant serves issue 22's /tx/*, /attestations and /admin/* in
     expectError(await unknown(admin), 'NOT_FOUND');
   });
 
+  it('answers a dead-letter retry that no writer settles within its wait 202 in the envelope (D-164), an unknown one 404', async () => {
+    const quick = await start({ REQUEST_TIMEOUT_MS: '400' });
+    const { id } = await database.db.one(
+      "INSERT INTO dead_letters (signature, event_index, slot, kind, reason, detail, source) VALUES ('sigL', 0, 12, 'OrderFilled', 'invalid_transition', 'x', 'test') RETURNING id",
+    );
+    const pending = expectData(await signed(quick, 'POST', `/admin/dead-letters/${id}/retry`, admin), 202);
+    expect(pending.retry).toMatchObject({ outcome: 'pending', doneAt: null });
+    expectError(await signed(quick, 'POST', '/admin/dead-letters/999999/retry', admin), 'NOT_FOUND');
+  });
+
   it("manages the tenant's API keys from a legacy tenant (D-166): the key made is the variant's plan key, revoked once", async () => {
     const made = await signed(api, 'POST', '/admin/api-keys', admin, { body: { plan: 'basic', label: 'legacy partner' } });
     const { apiKey } = expectData(made);
