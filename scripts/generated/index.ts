@@ -8,8 +8,11 @@ import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/promethe
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
 import { bundleK6Sync } from '../../loadtest/k6-build';
 import { withAliasOperations } from './openapi-aliases';
+import { withV1Operations } from './openapi-v1-operations';
 import { v1Presentation } from '../../server/routes';
 import { legacyPresentation } from '../../server/routes/legacy';
+import { legacyV1Routes } from '../../server/routes/legacy/v1-routes';
+import type { RouteDeps } from '../../server/routes/table';
 import { LOAD_TEST_SCRIPTS } from '../../cdk8s/lib/values';
 import { K6_CHART_DIR } from '../../cdk8s/lib/load-test';
 
@@ -86,8 +89,12 @@ export const GENERATED_FILES: GeneratedFile[] = [
   },
   {
     path: 'api-reference/openapi-legacy.yaml',
-    source: 'server/http/aliases.ts, server/routes/legacy (its route table), the canonical operations',
-    content: () => withAliasOperations(read('api-reference/openapi-legacy.yaml'), legacyPresentation),
+    source: 'server/http/aliases.ts, server/routes/legacy (its route table), the canonical operations; the v1 operations it serves too from openapi.yaml (D-177)',
+    content: () =>
+      withAliasOperations(
+        withV1Operations(read('api-reference/openapi-legacy.yaml'), read('api-reference/openapi.yaml'), legacyPresentation.prefix, legacyV1Routes({ chainId: 'devnet' } as RouteDeps)),
+        legacyPresentation,
+      ),
   },
   // Dashboards: as plain JSON for import, and inside the chart (it can only read its own files).
   ...DASHBOARDS.flatMap((d) =>

@@ -8,6 +8,7 @@ import { createLimiter } from '../../core/redis/rate-limit';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { ApiError } from '../http/errors';
+import { LegacyError } from '../routes/legacy/envelope';
 
 export const API_KEY_HEADER = 'x-api-key';
 
@@ -122,7 +123,7 @@ export function createPlanLimits(opts: {
             refused(KEYLESS_PLAN, 'requests');
             return next(new ApiError('RATE_LIMITED', 'Rate limit exceeded'));
           }
-          return next(new ApiError('UNAUTHORIZED', 'Unknown or revoked API key'));
+          return next(new LegacyError('INVALID_API_KEY', 'Unknown or revoked API key'));
         }
         req.planCaller = c;
         if (!(await consume(c, res))) {

@@ -3,7 +3,8 @@ import { WS_LIMIT_GAUGES, WS_LIMITS, type WsLimitKey } from '../../core/limits';
 import { collectOnScrape } from '../../core/telemetry/metrics';
 import type http from 'node:http';
 import { STATUS_CODES } from 'node:http';
-import { ApiError, ERROR_STATUS, type ErrorCode } from '../../core/http/errors';
+import { ApiError } from '../../core/http/errors';
+import { LegacyError } from '../routes/legacy/envelope';
 import type { Duplex } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -90,9 +91,9 @@ export interface WsServer {
 
 /** The HTTP answer to a refused upgrade: the REST error envelope (decision D-50). */
 /** An upgrade refused with an HTTP response, its body in the presentation's error shape (D-160). */
-function refuse(socket: Duplex, write: ErrorWriter, code: ErrorCode, message: string, extra: string[] = []): void {
-  const status = ERROR_STATUS[code];
-  const json = JSON.stringify(write(new ApiError(code, message)));
+function refuse(socket: Duplex, write: ErrorWriter, err: ApiError, extra: string[] = []): void {
+  const status = err.status;
+  const json = JSON.stringify(write(err));
   socket.end(
     [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(json)}`, 'Connection: close', ...extra, '', json].join('\r\n'),
   );
@@ -210,17 +211,17 @@ export function attachWebSocketServer(opts: {
     socket.on('error', () => socket.destroy());
     const path = (req.url ?? '').split('?')[0];
     if (path !== WS_PATH) {
-      refuse(socket, writeError, 'NOT_FOUND', 'Route not found');
+      refuse(socket, writeError, new ApiError('NOT_FOUND', 'Route not found'));
       return;
     }
     if (!accepting) {
       refused('shutting_down');
-      refuse(socket, writeError, 'SERVICE_UNAVAILABLE', 'Server is shutting down');
+      refuse(socket, writeError, new ApiError('SERVICE_UNAVAILABLE', 'Server is shutting down'));
       return;
     }
     if (clients.size + upgrading >= options.maxClients) {
       refused('max_clients');
-      refuse(socket, writeError, 'SERVICE_UNAVAILABLE', 'WebSocket server is at capacity', ['Retry-After: 1']);
+      refuse(socket, writeError, new ApiError('SERVICE_UNAVAILABLE', 'WebSocket server is at capacity'), ['Retry-After: 1']);
       return;
     }
     const ip = proxyaddr(req, opts.trust);
@@ -234,7 +235,7 @@ export function attachWebSocketServer(opts: {
         const caller = await opts.plans.caller(apiKey, ip);
         if (!caller) {
           refused('per_ip');
-          refuse(socket, writeError, 'UNAUTHORIZED', 'Unknown or revoked API key');
+          refuse(socket, writeError, new LegacyError('INVALID_API_KEY', 'Unknown or revoked API key'));
           return;
         }
         plan = caller.plan;
@@ -248,7 +249,7 @@ export function attachWebSocketServer(opts: {
     if (!lease) {
       refused('per_ip');
       if (plan) opts.plans?.refused(plan, 'ws_connections');
-      refuse(socket, writeError, 'RATE_LIMITED', opts.plans ? 'Too many WebSocket connections for this plan' : 'Too many WebSocket connections from this address', ['Retry-After: 10']);
+      refuse(socket, writeError, new ApiError('RATE_LIMITED', opts.plans ? 'Too many WebSocket connections for this plan' : 'Too many WebSocket connections from this address'), ['Retry-After: 10']);
       return;
     }
     if (socket.destroyed || !accepting) {

@@ -93,9 +93,9 @@ describe('the root aliases a presentation serves', () => {
   });
 
   it('are only those covering one of its routes for the appendix variant', () => {
-    // Every root alias names v1 operations the variant does not serve (its tables have no
-    // /tx, /admin, /v2, /config, /trades, /orderbook/top, /status or /orders routes).
-    expect(servedRootAliases(paths(legacyPresentation))).toEqual([]);
+    // Only /tx/ and /admin/: issue 22's v1 routes it serves too (D-177); its tables have no
+    // /v2, /config, /trades, /orderbook/top, /status or /orders routes.
+    expect(servedRootAliases(paths(legacyPresentation)).map((a) => a.path)).toEqual(['/tx/', '/admin/']);
     // A route under a prefix alias, or at a single-path alias, is enough for it to be served.
     expect(servedRootAliases(['/tx/place-order', '/orderbook/:marketId']).map((a) => a.path)).toEqual(['/tx/']);
     // `/orderbook/top` is not rewritten into its `/orderbook/:marketId`.

@@ -6,6 +6,7 @@ import { ERROR_STATUS } from '../../core/http/errors';
 import { v1Presentation } from '../../server/routes';
 import { legacyPresentation } from '../../server/routes/legacy';
 import { LEGACY_ERROR_STATUS } from '../../server/routes/legacy/envelope';
+import { legacyV1Routes } from '../../server/routes/legacy/v1-routes';
 import type { Presentation, RouteDef, RouteDeps } from '../../server/routes/table';
 import { ALIAS_HEADER_NAMES } from '../../server/http/aliases';
 import { aliasOperationsOf, openapiPath, parametersOf, statusesOf } from '../../server/routes/contract';
@@ -153,22 +154,24 @@ describe('api-reference/openapi-legacy.yaml (the appendix variant)', () => {
       .filter(([path]) => path.startsWith(`${legacyPresentation.prefix}/`))
       .flatMap(([path, ops]) => Object.keys(ops).filter((k) => METHODS.includes(k)).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
-    expect(served).toHaveLength(16); // the rows of the appendix table
+    // The rows of the appendix table, then issue 22's v1 routes it serves too (D-177).
+    expect(served).toHaveLength(16 + legacyV1Routes({ chainId: 'devnet' } as RouteDeps).length);
+    expect(served).toEqual(expect.arrayContaining(['POST /api/v1/tx/place-order', 'POST /api/v1/attestations', 'GET /api/v1/admin/indexer', 'POST /api/v1/admin/api-keys']));
     expect(documented).toEqual(served);
   });
 
-  it('declares the legacy /api/ prefix of every operation as a deprecated operation with its header (the same alias rules)', () => {
+  it('declares the legacy /api/ prefix of every operation, and the root aliases of the v1 routes it serves, as deprecated operations with their headers', () => {
     const doc = YAML.parse(readFileSync(OPENAPI_LEGACY_PATH, 'utf8'));
     const aliases = operationsOf(legacyPresentation).filter((o) => o.alias);
-    // No root alias of spec 4.1 names a path of the appendix table.
-    expect(aliases.every((a) => a.alias === 'legacy-prefix')).toBe(true);
+    // No root alias of spec 4.1 names a path of the appendix table: only /tx/ and /admin/ are served (D-177).
+    expect([...new Set(aliases.filter((a) => a.alias === 'root').map((a) => a.path.split('/')[1]))].sort()).toEqual(['admin', 'tx']);
     const documented = Object.entries(doc.paths as Record<string, Record<string, { deprecated?: boolean; parameters?: unknown; responses: Record<string, { headers?: object }> }>>)
       .filter(([path]) => !path.startsWith(`${legacyPresentation.prefix}/`))
       .flatMap(([path, ops]) =>
         Object.entries(ops)
           .filter(([k]) => METHODS.includes(k))
           .map(([m, op]) => {
-            const canonical = doc.paths[`${legacyPresentation.prefix}${path.slice('/api'.length)}`][m];
+            const canonical = doc.paths[`${legacyPresentation.prefix}${path.startsWith('/api/') ? path.slice('/api'.length) : path}`][m];
             const headed = Object.values(op.responses).every((r) => 'Deprecation' in (r.headers ?? {}));
             const same = JSON.stringify(op.parameters) === JSON.stringify(canonical.parameters) && JSON.stringify(Object.keys(op.responses)) === JSON.stringify(Object.keys(canonical.responses));
             return `${m} ${path} deprecated=${op.deprecated} headed=${headed} same=${same}`;

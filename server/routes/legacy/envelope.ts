@@ -4,14 +4,16 @@ import { ApiError, type ErrorCode } from '../../http/errors';
 /**
  * The appendix variant's envelope (D-155): `{ success: true, data, timestamp }` (Unix ms), lists
  * with `pagination: { hasMore, nextCursor }` beside `data`; errors `{ success: false, error: {
- * code, message }, timestamp }`.
+ * code, message }, timestamp }`. Issue 22's v1 routes, served by this variant too, answer their
+ * success in the same envelope (`inLegacyEnvelope`, D-177).
  */
 export function sendData(res: Response, data: unknown, pagination?: { hasMore: boolean; nextCursor: string | null }): void {
   res.json(pagination ? { success: true, data, pagination, timestamp: Date.now() } : { success: true, data, timestamp: Date.now() });
 }
 
 /**
- * The appendix's error codes, then the documented additions for what it does not name (D-156).
+ * The appendix's error codes, then the documented additions for what it does not name (D-156,
+ * D-177).
  * Declared once: the error mapping below and the tests read it.
  */
 export const LEGACY_ERROR_STATUS = {
@@ -27,6 +29,13 @@ export const LEGACY_ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   SERVICE_UNAVAILABLE: 503,
   TIMEOUT: 504,
+  // Additions for issue 22's v1 routes the variant serves too (D-177).
+  FORBIDDEN: 403,
+  CONFLICT: 409,
+  GEO_BLOCKED: 451,
+  ATTESTATION_REQUIRED: 451,
+  // A wallet signature refused (spec 5): not an API key's fault.
+  UNAUTHORIZED: 401,
 } as const;
 export type LegacyCode = keyof typeof LEGACY_ERROR_STATUS;
 
@@ -37,20 +46,23 @@ const FROM_V1: Record<ErrorCode, LegacyCode> = {
   INVALID_PARAMETER: 'VALIDATION_ERROR',
   MISSING_REQUIRED_FIELD: 'VALIDATION_ERROR',
   LIMIT_EXCEEDED: 'VALIDATION_ERROR',
-  UNAUTHORIZED: 'INVALID_API_KEY',
-  MISSING_AUTH_HEADERS: 'INVALID_API_KEY',
-  INVALID_SIGNATURE: 'INVALID_API_KEY',
-  MESSAGE_EXPIRED: 'INVALID_API_KEY',
+  // The wallet signature of issue 22's routes (D-177); an unknown or revoked API key is a
+  // LegacyError('INVALID_API_KEY') of the plan limits.
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  MISSING_AUTH_HEADERS: 'UNAUTHORIZED',
+  INVALID_SIGNATURE: 'UNAUTHORIZED',
+  MESSAGE_EXPIRED: 'UNAUTHORIZED',
   NOT_FOUND: 'NOT_FOUND',
   USER_NOT_FOUND: 'NOT_FOUND',
   RESOURCE_NOT_FOUND: 'NOT_FOUND',
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
-  // The variant serves no admin routes: a refusal there names nothing that exists.
-  FORBIDDEN: 'NOT_FOUND',
-  CONFLICT: 'VALIDATION_ERROR',
+  // The variant serves issue 22's admin, tx and attestation routes too (D-177): their refusals
+  // keep their own codes and statuses.
+  FORBIDDEN: 'FORBIDDEN',
+  CONFLICT: 'CONFLICT',
   RATE_LIMITED: 'RATE_LIMITED',
-  GEO_BLOCKED: 'NOT_FOUND',
-  ATTESTATION_REQUIRED: 'NOT_FOUND',
+  GEO_BLOCKED: 'GEO_BLOCKED',
+  ATTESTATION_REQUIRED: 'ATTESTATION_REQUIRED',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
   DATABASE_ERROR: 'INTERNAL_ERROR',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
@@ -70,6 +82,11 @@ const CARRIER: Record<LegacyCode, ErrorCode> = {
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   TIMEOUT: 'TIMEOUT',
+  FORBIDDEN: 'FORBIDDEN',
+  CONFLICT: 'CONFLICT',
+  GEO_BLOCKED: 'GEO_BLOCKED',
+  ATTESTATION_REQUIRED: 'ATTESTATION_REQUIRED',
+  UNAUTHORIZED: 'UNAUTHORIZED',
 };
 
 /** An error with the variant's own code. */
