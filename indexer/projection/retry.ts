@@ -12,7 +12,6 @@ import type { AchievementDef } from './rows';
 import { BatchState } from './state';
 import { writeState, type Writers } from './write';
 
-
 export interface RetryDone {
   requestId: number;
   deadLetterId: number;
