@@ -77,7 +77,13 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs }: RouteDeps): Rout
       access: admin,
       admin: true,
       errors: ['FORBIDDEN'],
-      query: Joi.object<{ reason?: string; limit: number; offset: number }>({ reason: Joi.string().pattern(/^[a-z_]{1,64}$/), limit: limit(50, 100), offset: offset() }),
+      query: Joi.object<{ reason?: string; resolved?: boolean; limit: number; offset: number }>({
+        reason: Joi.string().pattern(/^[a-z_]{1,64}$/),
+        // `false`: what still needs a retry or a fix; `true`: what retries applied (D-164).
+        resolved: Joi.boolean().truthy('true').falsy('false'),
+        limit: limit(50, 100),
+        offset: offset(),
+      }),
       handler: async (_req, res, { query: q }) => {
         const page = await deadLettersPage(db, q);
         res.json({

@@ -144,6 +144,13 @@ describe('POST /admin/dead-letters/:id/retry, the standby and batch timings of G
     expect([again.status, again.body.data.retry.outcome]).toEqual([200, 'already_applied']);
     const listed = (await get('/admin/dead-letters')).body.data.deadLetters.find((d: Json) => d.id === id);
     expect(listed.resolvedAt).toEqual(expect.any(String));
+    // Filtered by whether a retry applied it: only the resolved list has it.
+    const ids = async (q: string) => (await get(`/admin/dead-letters?${q}`)).body.data.deadLetters.map((d: Json) => d.id);
+    expect(await ids('resolved=true')).toContain(id);
+    expect(await ids('resolved=false')).not.toContain(id);
+    const unresolved = (await get('/admin/dead-letters?resolved=false')).body.data;
+    expect(unresolved.total).toBe((await database.db.one('SELECT count(*)::int AS n FROM dead_letters WHERE resolved_at IS NULL')).n);
+    expect((await get('/admin/dead-letters?resolved=maybe')).body.code).toBe('INVALID_PARAMETER');
 
     // A batch applied after the retry sees the retried state: the market settles from Trading.
     writer.push([tx([{ kind: 'MarketSettling', data: { market } }], 303)]);

@@ -29,11 +29,17 @@ export const writerLockSessions = (db: Db, key: string, applicationPrefix: strin
 
 export const deadLetterCounts = (db: Db) => db.any<{ reason: string; n: number }>('SELECT reason, count(*)::int AS n FROM dead_letters GROUP BY reason ORDER BY reason');
 
-export async function deadLettersPage(db: Db, q: { reason?: string; limit: number; offset: number }): Promise<{ rows: DbRow[]; total: number }> {
-  const where = q.reason === undefined ? '' : 'WHERE reason = $3';
+export async function deadLettersPage(db: Db, q: { reason?: string; resolved?: boolean; limit: number; offset: number }): Promise<{ rows: DbRow[]; total: number }> {
+  // Named parameters: the same filter serves the page and its count.
+  const conditions = [
+    ...(q.reason === undefined ? [] : ['reason = ${reason}']),
+    ...(q.resolved === undefined ? [] : [q.resolved ? 'resolved_at IS NOT NULL' : 'resolved_at IS NULL']),
+  ];
+  const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
+  const values = { reason: q.reason, limit: q.limit, offset: q.offset };
   const [rows, count] = await Promise.all([
-    db.any<DbRow>(`SELECT id, signature, event_index, slot, kind, reason, detail, source, created_at, resolved_at FROM dead_letters ${where} ORDER BY id DESC LIMIT $1 OFFSET $2`, [q.limit, q.offset, q.reason]),
-    db.one<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters ${where.replace('$3', '$1')}`, [q.reason]),
+    db.any<DbRow>(`SELECT id, signature, event_index, slot, kind, reason, detail, source, created_at, resolved_at FROM dead_letters ${where} ORDER BY id DESC LIMIT \${limit} OFFSET \${offset}`, values),
+    db.one<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters ${where}`, values),
   ]);
   return { rows, total: count.n };
 }
