@@ -3,7 +3,7 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
-import { BATCH_PATHS, RECENT_BATCHES, RETRY_CHANNEL, type BatchTiming } from '../core/indexer-admin';
+import { BATCH_PATHS, RECENT_BATCHES, RETRY_CHANNEL, RETRY_OUTCOMES, type BatchTiming } from '../core/indexer-admin';
 import type { UpdateLog } from '../core/redis/updates';
 import { STORES } from '../core/telemetry/metrics';
 import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './projection';
@@ -48,6 +48,8 @@ export function createIndexer(opts: {
   // Every path's counter exists from the start (a rule or a panel sees its first increase).
   for (const path of BATCH_PATHS) metrics.indexerBatches.inc({ path }, 0);
   for (const store of Object.values(STORES)) metrics.storeErrors.inc({ store }, 0);
+  // Every outcome from the start, so a rate over it exists before the first retry (D-164).
+  for (const outcome of RETRY_OUTCOMES) metrics.indexerDeadLetterRetries.inc({ outcome }, 0);
   const controller = new AbortController();
   common.shutdown.signal.addEventListener('abort', () => controller.abort(), { once: true });
   const listeners: ((r: BatchResult, publishMs: number) => void)[] = [];
@@ -151,6 +153,7 @@ export function createIndexer(opts: {
           const done = await projector.settleRetries({ writerEpoch: epoch });
           for (const d of done) {
             logger.info({ request: d.requestId, deadLetter: d.deadLetterId, outcome: d.outcome, reason: d.reason }, 'dead-letter retry settled');
+            metrics.indexerDeadLetterRetries.inc({ outcome: d.outcome });
             if (d.messages.length) publishing = publishing.then(() => publisher.publish(d.messages, performance.now()).then(() => undefined));
           }
         } while (settleAgain && !controller.signal.aborted);

@@ -108,6 +108,13 @@ export const METRICS = {
     labelNames: ['reason'],
     services: INDEXER,
   },
+  indexerDeadLetterRetries: {
+    name: 'service_indexer_dead_letter_retries_total',
+    type: 'counter',
+    help: 'Dead-letter retry requests the writer settled (D-164), by outcome (applied, already_applied, still_failing, not_retryable)',
+    labelNames: ['outcome'],
+    services: INDEXER,
+  },
   indexerRpcErrors: {
     name: 'service_indexer_rpc_errors_total',
     type: 'counter',

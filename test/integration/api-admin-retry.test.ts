@@ -85,11 +85,15 @@ describe('POST /admin/dead-letters/:id/retry, the standby and batch timings of G
   }
   function startIndexer() {
     const q = queueSource();
-    const indexer = createIndexer({ common: testCommon({ PROGRAM_ID, TENANT_ID: tenant }), db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source: q.source, heartbeatMs: 100 });
+    const common = testCommon({ PROGRAM_ID, TENANT_ID: tenant });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source: q.source, heartbeatMs: 100 });
     indexers.push(indexer);
     const run = indexer.run();
     run.catch(() => {});
-    return { indexer, run, push: q.push };
+    /** The writer's count of settled retries by outcome, as /metrics shows it. */
+    const retries = async () =>
+      Object.fromEntries((await common.metrics.indexerDeadLetterRetries.get()).values.map((v) => [v.labels.outcome, v.value]));
+    return { indexer, run, push: q.push, retries };
   }
 
   beforeAll(async () => {
@@ -142,6 +146,9 @@ describe('POST /admin/dead-letters/:id/retry, the standby and batch timings of G
     // Again later: already applied; the listing shows it resolved.
     const again = await retry(id);
     expect([again.status, again.body.data.retry.outcome]).toEqual([200, 'already_applied']);
+    // Settled by this writer: one still failing, one applied, one of the concurrent pair found
+    // applied (the later retry of a resolved dead letter the API answers itself).
+    expect(await writer.retries()).toEqual({ applied: 1, already_applied: 1, still_failing: 1, not_retryable: 0 });
     const listed = (await get('/admin/dead-letters')).body.data.deadLetters.find((d: Json) => d.id === id);
     expect(listed.resolvedAt).toEqual(expect.any(String));
     // Filtered by whether a retry applied it: only the resolved list has it.
