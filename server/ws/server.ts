@@ -89,8 +89,7 @@ export interface WsServer {
   close(): Promise<void>;
 }
 
-/** The HTTP answer to a refused upgrade: the REST error envelope (decision D-50). */
-/** An upgrade refused with an HTTP response, its body in the presentation's error shape (D-160). */
+/** An upgrade refused with an HTTP response, its body in the presentation's error shape (D-50, D-160). */
 function refuse(socket: Duplex, write: ErrorWriter, err: ApiError, extra: string[] = []): void {
   const status = err.status;
   const json = JSON.stringify(write(err));
