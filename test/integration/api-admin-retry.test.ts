@@ -1,25 +1,18 @@
-import bs58 from 'bs58';
-import nacl from 'tweetnacl';
 import { createDatabase, type Database } from '../../core/db';
 import { buildTransaction, type ProgramEvent, type RawTransaction } from '../../core/events';
-import type { Redis } from '../../core/redis/client';
 import { createIndexer, type Indexer } from '../../indexer/indexer';
 import type { Source } from '../../indexer/sources/types';
-import { createApp } from '../../server/app';
-import { createApiStores } from '../../server/stores';
 import { addressOf, signatureOf } from '../../simulator/ids';
-import { call, serve, walletHeaders, type Json } from '../support/api';
+import { call, HIGH_LIMITS, testWallet, walletHeaders, type Json } from '../support/api';
+import { createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
-import { connectRedis, testTenant } from '../support/redis';
+import { testTenant } from '../support/redis';
 import { waitFor } from '../support/tables';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
-const wallet = () => {
-  const kp = nacl.sign.keyPair();
-  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
-};
+const HIGH = HIGH_LIMITS;
+const wallet = testWallet;
 
 /** A source the test feeds batch by batch; it runs until the indexer stops. */
 function queueSource(): { source: Source; push(batch: RawTransaction[]): void } {
@@ -56,8 +49,7 @@ function queueSource(): { source: Source; push(batch: RawTransaction[]): void } 
 describe('POST /admin/dead-letters/:id/retry, the standby and batch timings of GET /admin/indexer', () => {
   let tdb: TestDatabase;
   let database: Database;
-  const redisClients: Redis[] = [];
-  const servers: { url: string; close(): Promise<void> }[] = [];
+  const apis = createApiServers();
   const indexers: Indexer[] = [];
   const admin = wallet();
   const stranger = wallet();
@@ -76,12 +68,7 @@ describe('POST /admin/dead-letters/:id/retry, the standby and batch timings of G
   const started: ProgramEvent = { kind: 'TradingStarted', data: { market, startPrice: 6_500_000_000_000n, startPriceConf: 1_000n, startPriceExpo: -8, publishTime: 1_767_300_001n } };
 
   async function startApi(env: Record<string, string> = {}) {
-    const common = testCommon({ PROGRAM_ID, TENANT_ID: tenant, ...HIGH, ADMIN_WALLETS: admin.address, ...env });
-    const redis = connectRedis();
-    redisClients.push(redis);
-    const s = await serve(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
-    servers.push(s);
-    return s.url;
+    return apis.start(testCommon({ PROGRAM_ID, TENANT_ID: tenant, ...HIGH, ADMIN_WALLETS: admin.address, ...env }), database.db);
   }
   function startIndexer() {
     const q = queueSource();
@@ -103,8 +90,7 @@ describe('POST /admin/dead-letters/:id/retry, the standby and batch timings of G
   });
   afterAll(async () => {
     await Promise.all(indexers.map((i) => i.stop()));
-    await Promise.all(servers.map((s) => s.close()));
-    redisClients.forEach((r) => r.disconnect());
+    await apis.closeAll();
     await database.close();
     await tdb.drop();
   });

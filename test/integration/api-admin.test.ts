@@ -1,42 +1,29 @@
-import bs58 from 'bs58';
-import nacl from 'tweetnacl';
 import { createApiKeyStore } from '../../core/api-keys';
 import { createDatabase, type Database } from '../../core/db';
-import type { Redis } from '../../core/redis/client';
 import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../indexer/sources/simulator';
-import { createApp } from '../../server/app';
-import { createApiStores } from '../../server/stores';
-import { call, serve, walletHeaders, type Json } from '../support/api';
+import { call, HIGH_LIMITS, testWallet, walletHeaders, type Json } from '../support/api';
+import { createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
-import { connectRedis, testTenant } from '../support/redis';
+import { testTenant } from '../support/redis';
 import { waitFor } from '../support/tables';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
-const wallet = () => {
-  const kp = nacl.sign.keyPair();
-  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
-};
+const HIGH = HIGH_LIMITS;
+const wallet = testWallet;
 
 describe('/admin/* (ADMIN_WALLETS, real signatures, audit table)', () => {
   let tdb: TestDatabase;
   let database: Database;
-  const redisClients: Redis[] = [];
-  const servers: { url: string; close(): Promise<void> }[] = [];
+  const apis = createApiServers();
   const admin = wallet();
   const admin2 = wallet();
   const stranger = wallet();
   let api: string;
 
   async function start(env: Record<string, string> = {}) {
-    const common = testCommon({ PROGRAM_ID, TENANT_ID: testTenant(), ...HIGH, ADMIN_WALLETS: `${admin.address},${admin2.address}`, ...env });
-    const redis = connectRedis();
-    redisClients.push(redis);
-    const s = await serve(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
-    servers.push(s);
-    return s.url;
+    return apis.start(testCommon({ PROGRAM_ID, TENANT_ID: testTenant(), ...HIGH, ADMIN_WALLETS: `${admin.address},${admin2.address}`, ...env }), database.db);
   }
   beforeAll(async () => {
     tdb = await createTestDatabase();
@@ -52,8 +39,7 @@ describe('/admin/* (ADMIN_WALLETS, real signatures, audit table)', () => {
     api = await start();
   });
   afterAll(async () => {
-    await Promise.all(servers.map((s) => s.close()));
-    redisClients.forEach((r) => r.disconnect());
+    await apis.closeAll();
     await database.close();
     await tdb.drop();
   });

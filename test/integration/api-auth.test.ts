@@ -4,14 +4,14 @@ import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../indexer/sources/simulator';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
-import { call, serve, walletHeaders, type Json } from '../support/api';
+import { call, HIGH_LIMITS, serve, walletHeaders, type Json } from '../support/api';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { TEST_REDIS_URL, testTenant } from '../support/redis';
 import { startFreezableProxy } from '../support/tcp-proxy';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
+const HIGH = HIGH_LIMITS;
 
 describe('wallet-authenticated REST (real PostgreSQL, Redis, Ed25519)', () => {
   let tdb: TestDatabase;

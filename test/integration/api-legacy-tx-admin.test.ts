@@ -3,33 +3,28 @@ import nacl from 'tweetnacl';
 import { createApiKeyStore } from '../../core/api-keys';
 import { createDatabase, type Database } from '../../core/db';
 import { MarketState } from '../../core/domain';
-import type { Redis } from '../../core/redis/client';
 import { createRpcChain, decodeWireTransaction } from '../../core/tx';
 import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../indexer/sources/simulator';
-import { createApp } from '../../server/app';
 import { createPlanLimits } from '../../server/limits/plan-limits';
 import { liveProgramConfig } from '../../server/read/queries/config';
 import { legacyPresentation } from '../../server/routes/legacy';
-import { LEGACY_ERROR_STATUS, type LegacyCode } from '../../server/routes/legacy/envelope';
-import { createApiStores } from '../../server/stores';
 import { MarketSimulator } from '../../simulator/engine';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../simulator/rpc-server';
-import { serve, walletHeaders, type Json } from '../support/api';
+import { HIGH_LIMITS, testWallet, walletHeaders, type Json } from '../support/api';
+import { createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
+import { expectLegacyError } from '../support/legacy';
 import { createOpenApiChecker, OPENAPI_LEGACY_PATH } from '../support/openapi';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
-import { connectRedis, testTenant } from '../support/redis';
+import { testTenant } from '../support/redis';
 import { signWireTransaction } from '../support/tx';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
+const HIGH = HIGH_LIMITS;
 const POLICY = { TRUST_PROXY: 'loopback', GEO_BLOCKED_COUNTRIES: 'XB', ATTESTATION_REQUIRED_COUNTRIES: 'XA', GEO_COUNTRY_HEADER: 'CF-IPCountry' };
 const contract = createOpenApiChecker(OPENAPI_LEGACY_PATH);
-const wallet = () => {
-  const kp = nacl.sign.keyPair();
-  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
-};
+const wallet = testWallet;
 type Wallet = ReturnType<typeof wallet>;
 
 describe("a legacy tenant serves issue 22's /tx/*, /attestations and /admin/* in its envelope (D-177; real signatures, PostgreSQL, Redis, the simulated chain)", () => {
@@ -37,8 +32,7 @@ describe("a legacy tenant serves issue 22's /tx/*, /attestations and /admin/* in
   let database: Database;
   let chain: SimulatorRpcServer;
   let rpcUrl: string;
-  const servers: { url: string; close(): Promise<void> }[] = [];
-  const redisClients: Redis[] = [];
+  const apis = createApiServers();
   const admin = wallet();
   const stranger = wallet();
   const trader = wallet();
@@ -49,14 +43,8 @@ describe("a legacy tenant serves issue 22's /tx/*, /attestations and /admin/* in
   /** A legacy tenant as `server/run.ts` builds one for API_VARIANT=legacy. */
   async function start(env: Record<string, string> = {}) {
     const common = testCommon({ PROGRAM_ID, TENANT_ID: tenant, ...HIGH, ADMIN_WALLETS: admin.address, API_VARIANT: 'legacy', ...env });
-    const redis = connectRedis();
-    redisClients.push(redis);
     const plans = createPlanLimits({ tenant, keys: createApiKeyStore(database.db), store: undefined, logger: common.logger, metrics: common.metrics, cacheMs: 0 });
-    const s = await serve(
-      createApp({ common, db: database.db, presentation: legacyPresentation, plans, chain: createRpcChain({ url: rpcUrl }), ...createApiStores(common, redis) }),
-    );
-    servers.push(s);
-    return s.url;
+    return apis.start(common, database.db, { presentation: legacyPresentation, plans, chain: createRpcChain({ url: rpcUrl }) });
   }
 
   /** A request signed by `key` (action without the prefix), its answer checked against openapi-legacy.yaml. */
@@ -78,11 +66,7 @@ describe("a legacy tenant serves issue 22's /tx/*, /attestations and /admin/* in
     expect(Math.abs(r.body.timestamp - Date.now())).toBeLessThan(60_000);
     return r.body.data;
   }
-  function expectError(r: { status: number; body: Json }, code: LegacyCode) {
-    expect({ status: r.status, code: r.body.error?.code }).toEqual({ status: LEGACY_ERROR_STATUS[code], code });
-    expect(Object.keys(r.body).sort()).toEqual(['error', 'success', 'timestamp']);
-    expect(r.body.success).toBe(false);
-  }
+  const expectError = expectLegacyError;
 
   beforeAll(async () => {
     // The chain only answers the recent blockhash here: the markets come from the indexed simulator.
@@ -99,9 +83,8 @@ describe("a legacy tenant serves issue 22's /tx/*, /attestations and /admin/* in
     api = await start();
   });
   afterAll(async () => {
-    await Promise.all(servers.map((s) => s.close()));
+    await apis.closeAll();
     await chain.close();
-    redisClients.forEach((r) => r.disconnect());
     await database.close();
     await tdb.drop();
   });

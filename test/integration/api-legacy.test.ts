@@ -12,6 +12,7 @@ import { legacyPresentation } from '../../server/routes/legacy';
 import { LEGACY_ERROR_STATUS, LegacyError, type LegacyCode } from '../../server/routes/legacy/envelope';
 import { createApiStores } from '../../server/stores';
 import { serve, type Json } from '../support/api';
+import { expectLegacyError } from '../support/legacy';
 import { createOpenApiChecker, OPENAPI_LEGACY_PATH } from '../support/openapi';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
@@ -50,13 +51,7 @@ describe('the appendix variant (API_VARIANT=legacy) over data the indexer wrote 
     expect(Math.abs(r.body.timestamp - Date.now())).toBeLessThan(60_000);
     return r.body.data;
   }
-  function expectError(r: { status: number; body: Json }, code: LegacyCode) {
-    expect({ status: r.status, code: r.body.error?.code }).toEqual({ status: LEGACY_ERROR_STATUS[code], code });
-    expect(Object.keys(r.body).sort()).toEqual(['error', 'success', 'timestamp']);
-    expect(r.body.success).toBe(false);
-    expect(Object.keys(r.body.error).sort()).toEqual(['code', 'message']);
-    expect(typeof r.body.error.message).toBe('string');
-  }
+  const expectError = expectLegacyError;
 
   beforeAll(async () => {
     tdb = await createTestDatabase();

@@ -1,44 +1,32 @@
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import { createDatabase, type Database } from '../../core/db';
-import type { Redis } from '../../core/redis/client';
-import { createApp } from '../../server/app';
-import { createApiStores } from '../../server/stores';
-import { call, serve, walletHeaders } from '../support/api';
+import { call, HIGH_LIMITS, testWallet, walletHeaders } from '../support/api';
+import { createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
-import { connectRedis, testTenant } from '../support/redis';
+import { testTenant } from '../support/redis';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000', RATE_LIMIT_COMPLIANCE_MAX: '100000' };
+const HIGH = { ...HIGH_LIMITS, RATE_LIMIT_COMPLIANCE_MAX: '100000' };
 const POLICY = { GEO_BLOCKED_COUNTRIES: 'XB,XC', ATTESTATION_REQUIRED_COUNTRIES: 'XA', GEO_COUNTRY_HEADER: 'CF-IPCountry' };
-const wallet = () => {
-  const kp = nacl.sign.keyPair();
-  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
-};
+const wallet = testWallet;
 // No market exists: a request the policy lets through is refused by the route's own check.
 const ORDER = { market: bs58.encode(Buffer.alloc(32, 3)), side: 'buy_yes', priceBps: 100, quantity: '5' };
 
 describe('451 jurisdiction policy and POST /attestations (real signatures, PostgreSQL, Redis)', () => {
   let tdb: TestDatabase;
   let database: Database;
-  const redisClients: Redis[] = [];
-  const servers: { url: string; close(): Promise<void> }[] = [];
+  const apis = createApiServers();
 
   async function start(env: Record<string, string>) {
-    const common = testCommon({ TENANT_ID: testTenant(), ...HIGH, ...env });
-    const redis = connectRedis();
-    redisClients.push(redis);
-    const s = await serve(createApp({ common, db: database.db, ...createApiStores(common, redis) }));
-    servers.push(s);
-    return s.url;
+    return apis.start(testCommon({ TENANT_ID: testTenant(), ...HIGH, ...env }), database.db);
   }
   beforeAll(async () => {
     tdb = await createTestDatabase();
     database = createDatabase({ url: tdb.url, poolMax: 4 });
   });
   afterAll(async () => {
-    await Promise.all(servers.map((s) => s.close()));
-    redisClients.forEach((r) => r.disconnect());
+    await apis.closeAll();
     await database.close();
     await tdb.drop();
   });

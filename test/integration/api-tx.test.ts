@@ -1,28 +1,22 @@
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
 import { createDatabase, type Database } from '../../core/db';
 import { MarketState } from '../../core/domain';
-import type { Redis } from '../../core/redis/client';
 import { createRpcChain, decodeInstructionData, decodeWireTransaction, instructionDef } from '../../core/tx';
 import { createIndexer, type Indexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
-import { createApp } from '../../server/app';
-import { createApiStores } from '../../server/stores';
 import { MarketSimulator } from '../../simulator/engine';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../simulator/rpc-server';
-import { call, serve, walletHeaders, type Json } from '../support/api';
+import { call, HIGH_LIMITS, testWallet, walletHeaders, type Json } from '../support/api';
+import { createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
-import { connectRedis, testTenant } from '../support/redis';
+import { testTenant } from '../support/redis';
 import { waitFor } from '../support/tables';
 import { signWireTransaction } from '../support/tx';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
-const wallet = () => {
-  const kp = nacl.sign.keyPair();
-  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
-};
+const HIGH = HIGH_LIMITS;
+const wallet = testWallet;
 
 describe('POST /tx/* (real signatures, PostgreSQL, Redis, the simulated chain over JSON-RPC)', () => {
   // Epochs of 120 s (300 slots): a resting order can outlive a cancel's 150 slots.
@@ -34,19 +28,13 @@ describe('POST /tx/* (real signatures, PostgreSQL, Redis, the simulated chain ov
   let indexer: Indexer;
   let indexerRun: Promise<void>;
   let source: ReturnType<typeof createRpcSource>;
-  const servers: { url: string; close(): Promise<void> }[] = [];
-  const redisClients: Redis[] = [];
+  const apis = createApiServers();
   let api: string;
   let tenant: string;
   const trader = wallet();
 
   async function startApi(env: Record<string, string>, withChain = true) {
-    const common = testCommon({ PROGRAM_ID, TENANT_ID: tenant, ...HIGH, ...env });
-    const redis = connectRedis();
-    redisClients.push(redis);
-    const s = await serve(createApp({ common, db: database.db, ...createApiStores(common, redis), chain: withChain ? createRpcChain({ url: rpcUrl }) : undefined }));
-    servers.push(s);
-    return s.url;
+    return apis.start(testCommon({ PROGRAM_ID, TENANT_ID: tenant, ...HIGH, ...env }), database.db, { chain: withChain ? createRpcChain({ url: rpcUrl }) : undefined });
   }
   const indexedSlot = async () => Number((await database.db.one('SELECT last_processed_slot FROM indexer_cursor')).last_processed_slot);
   const caughtUp = () => waitFor('indexer at the chain tip', async () => (await indexedSlot()) >= sim.slot - 1 && chain.transactions().length > 0);
@@ -67,12 +55,11 @@ describe('POST /tx/* (real signatures, PostgreSQL, Redis, the simulated chain ov
     await caughtUp();
   });
   afterAll(async () => {
-    await Promise.all(servers.map((s) => s.close()));
+    await apis.closeAll();
     await indexer.stop();
     await indexerRun;
     await source.close();
     await chain.close();
-    redisClients.forEach((r) => r.disconnect());
     await database.close();
     await tdb.drop();
   });

@@ -13,7 +13,7 @@ import { startApiServer } from '../../server/run';
 import { createLiveStores } from '../../server/stores';
 import { MarketSimulator } from '../../simulator/engine';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../simulator/rpc-server';
-import { call, walletHeaders, type Json } from '../support/api';
+import { call, HIGH_LIMITS, walletHeaders, type Json } from '../support/api';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
@@ -22,7 +22,7 @@ import { waitFor } from '../support/tables';
 import { signWireTransaction } from '../support/tx';
 import { WsClient } from '../support/ws';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
+const HIGH = HIGH_LIMITS;
 
 describe('build → sign → send to the simulated chain → indexed → /orders and /ws', () => {
   // No random orders: the order book holds only what this test sends.

@@ -1,6 +1,4 @@
-import bs58 from 'bs58';
 import type { Redis } from '../../core/redis/client';
-import nacl from 'tweetnacl';
 import type { Common } from '../../core/common';
 import { createDatabase, type Database } from '../../core/db';
 import { createKeys } from '../../core/redis/keys';
@@ -9,17 +7,14 @@ import { startApiServer } from '../../server/run';
 import { createLiveStores } from '../../server/stores';
 import { WS_ERRORS } from '../../server/ws/protocol';
 import type { WsServer } from '../../server/ws/server';
-import { call, walletHeaders, type Json } from '../support/api';
+import { call, testWallet, walletHeaders, type Json } from '../support/api';
 import { testCommon } from '../support/common';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { connectRedis, testTenant } from '../support/redis';
 import { waitFor } from '../support/tables';
 import { refusedUpgrade, WsClient, wsAuth } from '../support/ws';
 
-const wallet = () => {
-  const kp = nacl.sign.keyPair();
-  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
-};
+const wallet = testWallet;
 
 interface Api {
   url: string;

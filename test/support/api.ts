@@ -52,3 +52,12 @@ export function walletHeaders(key: { address: string; secretKey: Uint8Array }, a
   if (o.chainHeader) h['x-wallet-chain'] = o.chainHeader;
   return h;
 }
+
+/** A fresh wallet keypair, as signed requests need it. */
+export function testWallet(): { address: string; secretKey: Uint8Array } {
+  const kp = nacl.sign.keyPair();
+  return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
+}
+
+/** Rate limits no suite reaches, for suites that test something else. */
+export const HIGH_LIMITS = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
