@@ -21,7 +21,18 @@ export const INDEXER_STATUS_PATH = '/status';
 /** The indexer's internal ingest route for a chain-data provider (never routed by an ingress). */
 export const WEBHOOK_PATH = '/internal/webhook';
 
-export const DEFAULT_PORTS = { api: SETTINGS.API_PORT.default, indexer: SETTINGS.INDEXER_PORT.default, operator: SETTINGS.OPERATOR_PORT.default } as const;
+export const DEFAULT_PORTS = {
+  api: SETTINGS.API_PORT.default,
+  indexer: SETTINGS.INDEXER_PORT.default,
+  operator: SETTINGS.OPERATOR_PORT.default,
+  chain: SETTINGS.CHAIN_RPC_PORT.default,
+} as const;
+
+/**
+ * The simulated chain's probes: `health` as a Solana RPC node serves it (`ok`, or 503 `behind`
+ * while it catches up with the wall clock), `live` 200 whenever the process answers.
+ */
+export const CHAIN_PATHS = { health: '/health', live: '/live' } as const;
 
 /** The container image built by the Dockerfile. */
 export const IMAGE = {
@@ -40,6 +51,8 @@ export const IMAGE = {
     // under the same flags.
     indexer: ['node', '--max-semi-space-size=64', 'dist/indexer/main.js'],
     migrate: ['node', 'dist/core/db/migrate-main.js'],
+    // The simulated chain and its JSON-RPC: a simulator-source tenant's chain (D-211).
+    chain: ['node', 'dist/simulator/main.js'],
     // V8 grows the heap lazily (~360 MB with 100 tenants, ~110 MB live): capped so the operator
     // stays inside its 512 Mi limit (npm run bench -- operator).
     operator: ['node', '--max-old-space-size=256', 'dist/operator/main.js'],

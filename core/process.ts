@@ -1,5 +1,5 @@
 import { createShutdown, type Common } from './common';
-import type { Config } from './config';
+import { requiredSettings, settingSpec, type Config, type SourceType } from './config';
 import { createLogger } from './telemetry/logger';
 import { createMetrics, METRIC_LABELS, type MetricService } from './telemetry/metrics';
 import type { Tracing } from './telemetry/tracing';
@@ -30,4 +30,17 @@ export function exitWith(line: string): never {
  */
 export function requireAllowed(config: Config, line: string): void {
   if (config.nodeEnv === 'production' && !config.allowEmbeddedStores) exitWith(`${line}; set ALLOW_EMBEDDED_STORES=true to run anyway`);
+}
+
+/**
+ * In production a process refuses to start without a setting it needs given (the catalog's
+ * `requiredBy`): a default such as RPC_URL's local validator is never a deployment's (D-210).
+ * DATABASE_URL and REDIS_URL have their own refusals (REDIS_URL's can be waived, D-54).
+ */
+export function requireSettings(config: Config, env: NodeJS.ProcessEnv, process: 'api' | 'indexer', source?: SourceType): void {
+  if (config.nodeEnv !== 'production') return;
+  const missing = requiredSettings(process, source).filter((n) => n !== 'DATABASE_URL' && n !== 'REDIS_URL' && !env[n]);
+  if (!missing.length) return;
+  const who = process === 'api' ? 'the API process' : `the indexer with --source ${source}`;
+  exitWith(`${who} in production needs ${missing.map((n) => `${n} (${settingSpec(n).description})`).join('; ')}`);
 }

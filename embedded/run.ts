@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../core/config';
 import { createDatabase } from '../core/db';
@@ -11,6 +11,7 @@ import { createOracleIngest, runOracleIngest } from '../indexer/oracle';
 import { createSimulatorSource } from '../indexer/sources/simulator';
 import { startApiServer } from '../server/run';
 import { createLiveStores } from '../server/stores';
+import { openChainNode, type Genesis } from '../simulator/node';
 import { startEmbeddedPostgres } from './postgres';
 
 export interface EmbeddedOptions {
@@ -21,33 +22,7 @@ export interface EmbeddedOptions {
   feeds: number | undefined;
 }
 
-/** What makes the simulated chain reproducible across restarts, kept beside the database. */
-interface Simulation {
-  seed: number;
-  epochSeconds: number;
-  feeds: number;
-  /** Unix seconds of slot 1: two epochs before the first start, so there is history at once. */
-  startTime: number;
-}
-
-function loadSimulation(file: string, opts: EmbeddedOptions): Simulation {
-  if (existsSync(file)) {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as Simulation;
-    for (const k of ['seed', 'epochSeconds', 'feeds'] as const) {
-      if (opts[k] !== undefined && opts[k] !== saved[k]) {
-        throw new Error(`the data folder holds a chain with ${k} ${saved[k]}; start with --fresh to change it`);
-      }
-    }
-    return saved;
-  }
-  const epochSeconds = opts.epochSeconds ?? 60;
-  const now = Math.floor(Date.now() / 1000);
-  const sim = { seed: opts.seed ?? 1, epochSeconds, feeds: opts.feeds ?? 2, startTime: Math.floor(now / epochSeconds) * epochSeconds - 2 * epochSeconds };
-  writeFileSync(file, `${JSON.stringify(sim, null, 2)}\n`);
-  return sim;
-}
-
-function banner(port: number, dataDir: string, sim: Simulation, variant: 'v1' | 'legacy'): string {
+function banner(port: number, rpc: string, dataDir: string, sim: Genesis, variant: 'v1' | 'legacy'): string {
   const base = `http://localhost:${port}`;
   const tryLines =
     variant === 'legacy'
@@ -61,6 +36,7 @@ function banner(port: number, dataDir: string, sim: Simulation, variant: 'v1' | 
           `  curl ${base}/api/v1/markets/current`,
           `  curl '${base}/api/v1/markets?limit=5'`,
           `  npm run tail -- --port ${port} orderbook:<marketId from the first command>`,
+          `  npm run wallet -- trade --api ${base} --rpc ${rpc}     (a wallet's order through /tx, signed, sent, indexed)`,
         ];
   return [
     '',
@@ -70,6 +46,7 @@ function banner(port: number, dataDir: string, sim: Simulation, variant: 'v1' | 
     `  WebSocket   ws://localhost:${port}/ws`,
     `  API docs    ${base}/docs${variant === 'legacy' ? `   (contracts: ${base}/docs/openapi-legacy.yaml, ${base}/docs/asyncapi-legacy.yaml)` : ''}`,
     `  Metrics     ${base}/metrics`,
+    `  Chain RPC   ${rpc}   (Solana JSON-RPC over HTTP and WebSocket: sendTransaction, getTransaction, logsSubscribe, …)`,
     '',
     'Try:',
     ...tryLines,
@@ -93,7 +70,11 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     const dataDir = path.resolve(opts.dataDir);
     if (opts.fresh) rmSync(dataDir, { recursive: true, force: true });
     mkdirSync(dataDir, { recursive: true });
-    const sim = loadSimulation(path.join(dataDir, 'simulation.json'), opts);
+    // The chain keeps its genesis and the transactions wallets sent beside the database, so a
+    // restart rebuilds the same chain (wallets' transactions included) and resumes.
+    const chain = openChainNode({ programId: config.programId, dataDir, seed: opts.seed, epochSeconds: opts.epochSeconds, feeds: opts.feeds });
+    const sim = chain.genesis;
+    shutdown.add('chain', () => chain.close());
 
     const pg = await startEmbeddedPostgres(path.join(dataDir, 'pglite'));
     shutdown.add('postgres', () => pg.close());
@@ -106,8 +87,12 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     const updates = createMemoryUpdateLog({ bus });
     const live = createLiveStores(common, undefined, { bus, updates });
     shutdown.add('live', () => live.close());
-    const source = createSimulatorSource({ seed: sim.seed, programId: config.programId, feeds: sim.feeds, epochSeconds: sim.epochSeconds, startTime: sim.startTime, realtime: true, wallClock: true });
-    const { port } = await startApiServer({ common, db: database.db, redis: undefined, live, busCarriesIndexer: true, chain: source.simulator.chainAccess() });
+    const source = createSimulatorSource({ seed: sim.seed, programId: config.programId, realtime: true, wallClock: true, chain });
+    const { port } = await startApiServer({ common, db: database.db, redis: undefined, live, busCarriesIndexer: true, chain: chain.simulator.chainAccess() });
+    const rpc = await chain.rpc.listen(config.chainRpcPort, config.apiHost).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') throw new Error(`port ${config.chainRpcPort} (the chain's RPC) is in use: stop what holds it (a local validator?) or set CHAIN_RPC_PORT`);
+      throw err;
+    });
 
     const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: pg.url, updates, source });
     shutdown.add('indexer', () => indexer.stop());
@@ -115,8 +100,8 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger })));
     const running = indexer.run();
 
-    process.stdout.write(banner(port, dataDir, sim, config.apiVariant));
-    process.send?.({ type: 'listening', port });
+    process.stdout.write(banner(port, rpc.url.replace('127.0.0.1', 'localhost'), dataDir, sim, config.apiVariant));
+    process.send?.({ type: 'listening', port, rpcPort: rpc.port });
     await running;
   } catch (err) {
     if (shutdown.isShuttingDown) return;

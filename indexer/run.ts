@@ -3,7 +3,7 @@ import type { Config } from '../core/config';
 import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
-import { createCommon, exitWith, requireAllowed } from '../core/process';
+import { createCommon, exitWith, requireAllowed, requireSettings } from '../core/process';
 import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog, createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
 import { createRedis, redisReady } from '../core/redis/client';
@@ -34,6 +34,7 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
   const databaseUrl = config.databaseUrl;
   if (!databaseUrl) exitWith('the indexer process needs DATABASE_URL (postgres://user@host:5432/dbname)');
   if (!config.redisUrl) requireAllowed(config, 'the indexer in production needs REDIS_URL (its updates would reach no API replica)');
+  requireSettings(config, process.env, 'indexer', opts.source);
   try {
     const { applied } = await migrate({ databaseUrl });
     if (applied.length) logger.info({ applied }, 'migrations applied');

@@ -15,7 +15,7 @@ import { v1Presentation } from './routes';
 import { legacyPresentation } from './routes/legacy';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
-import { exitWith, requireAllowed } from '../core/process';
+import { exitWith, requireAllowed, requireSettings } from '../core/process';
 import type { SignatureVerifier } from './auth/verify';
 import { answerClientErrors } from './http/client-error';
 import { createApiStores, createLiveStores, type LiveStores } from './stores';
@@ -128,6 +128,7 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
   const { logger, shutdown } = common;
   if (!config.databaseUrl) exitWith('the API process needs DATABASE_URL (postgres://user@host:5432/dbname)');
   if (!config.redisUrl) requireAllowed(config, 'the API process in production needs REDIS_URL (nonces, rate limits and /ws limits would be per process)');
+  requireSettings(config, process.env, 'api');
   try {
     // A request that timed out (504) must not leave its query holding a pooled connection: under
     // a slow-query flood the pool would fill with work nobody waits for.

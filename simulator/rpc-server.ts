@@ -1,31 +1,111 @@
 import http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { CHAIN_PATHS } from '../core/constants';
 import type { RawTransaction } from '../core/events';
 import bs58 from 'bs58';
-import type { MarketSimulator } from './engine';
+import type { Block, MarketSimulator } from './engine';
 import { RpcSubmitError } from './submit';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';
+
+/** One transaction in the RPC's ledger: what `getSignaturesForAddress` lists, and the `getTransaction` body serialized once. */
+interface LedgerEntry {
+  signature: string;
+  slot: number;
+  err: unknown;
+  blockTime: number | null;
+  version: RawTransaction['version'];
+  json: string;
+}
+
+/** A value already serialized: spliced into the response as it is. */
+class RawJson {
+  constructor(readonly json: string) {}
+}
+
+const serialize = (out: unknown): string => {
+  if (Array.isArray(out)) return `[${out.map(serialize).join(',')}]`;
+  const r = out as { id?: unknown; result?: unknown };
+  if (r && r.result instanceof RawJson) return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id ?? null)},"result":${r.result.json}}`;
+  return JSON.stringify(out);
+};
+
+export interface SimulatorRpcOptions {
+  simulator: MarketSimulator;
+  /**
+   * Slots of history kept for `getSignaturesForAddress` and `getTransaction`, like a pruned
+   * RPC node's ledger (older ones are forgotten: null, or absent from the list); unset keeps all.
+   * A transaction is about 1.7 KB and a slot holds about 4, so 20,000 slots are about 140 MB.
+   */
+  historySlots?: number;
+  /** `sendTransaction`: the simulator's own preflight by default (a node may wrap it, e.g. to journal). */
+  submit?: (base64: string) => string;
+  /** `GET /health`: `ok`, or `behind` (503) while a node catches up with the wall clock. */
+  health?: () => 'ok' | 'behind';
+}
 
 /**
  * The simulated chain behind a real Solana JSON-RPC surface: HTTP `getSlot`,
  * `getSignaturesForAddress`, `getTransaction`, `getHealth`, `getLatestBlockhash`,
  * `getBlockHeight`, `sendTransaction` (signed transactions of the program's instructions run
  * in the next block), the oracle feeds' Pyth price accounts through `getAccountInfo` and
- * `getMultipleAccounts` (base64), and WebSocket `logsSubscribe`
- * with `logsNotification`s, in the shapes a Solana RPC node returns. Tests drive the chain
- * with `advance`, inject faults, and can withhold notifications to force a gap that only
- * the indexer's signature poll closes.
+ * `getMultipleAccounts` (base64), WebSocket `logsSubscribe` with `logsNotification`s, and
+ * `GET /health` as a Solana RPC node serves it, in the shapes a Solana RPC node returns.
+ * Blocks reach it through `record` (a chain node's clock) or `advance` (tests drive the chain);
+ * tests inject faults, and can withhold notifications to force a gap that only the indexer's
+ * signature poll closes.
  */
-export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
+export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   const { simulator } = opts;
-  const ordered: { signature: string; slot: number; err: unknown; blockTime: number | null }[] = [];
-  const bySignature = new Map<string, RawTransaction>();
+  const submit = opts.submit ?? ((base64: string) => simulator.submit(base64));
+  // Oldest first; `first` is the index of the oldest entry still kept (trimmed in chunks).
+  let ledger: LedgerEntry[] = [];
+  const bySignature = new Map<string, LedgerEntry>();
   const faults: Fault[] = [];
   const calls = new Map<string, number>();
   const subscribers = new Map<WebSocket, number>();
   let nextSubscription = 1;
   let withhold: (signature: string) => boolean = () => false;
+
+  // The ledger is trimmed by dropping a prefix; `dropped` counts what went, so an entry's index
+  // is found from its sequence number without a search.
+  let dropped = 0;
+  const seqOf = new WeakMap<LedgerEntry, number>();
+  const indexOf = (e: LedgerEntry) => seqOf.get(e)! - dropped;
+
+  function trim(): void {
+    if (opts.historySlots === undefined || !ledger.length) return;
+    const oldest = simulator.slot - opts.historySlots;
+    let n = 0;
+    while (n < ledger.length && ledger[n]!.slot <= oldest) n++;
+    // Trimming copies the array: do it when a tenth of it has aged out, not every block.
+    if (n === 0 || n < ledger.length / 10) return;
+    for (const e of ledger.slice(0, n)) bySignature.delete(e.signature);
+    ledger = ledger.slice(n);
+    dropped += n;
+  }
+
+  /** A produced block: into the ledger, then to every `logsSubscribe` subscriber. */
+  function record(block: Block): void {
+    for (const tx of block.transactions) {
+      const signature = tx.transaction.signatures[0]!;
+      const entry: LedgerEntry = { signature, slot: tx.slot, err: tx.meta?.err ?? null, blockTime: tx.blockTime, version: tx.version, json: JSON.stringify(tx) };
+      seqOf.set(entry, dropped + ledger.length);
+      ledger.push(entry);
+      bySignature.set(signature, entry);
+      if (withhold(signature)) continue;
+      for (const [ws, sub] of subscribers) {
+        ws.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            method: 'logsNotification',
+            params: { result: { context: { slot: tx.slot }, value: { signature, err: tx.meta?.err ?? null, logs: tx.meta?.logMessages ?? [] } }, subscription: sub },
+          }),
+        );
+      }
+    }
+    trim();
+  }
 
   const rpcError = (id: unknown, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
 
@@ -57,7 +137,7 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
         if (encoding !== 'base58' && encoding !== 'base64') return rpcError(id, -32602, `unsupported encoding: ${encoding}`);
         try {
           const base64 = encoding === 'base64' ? wire : Buffer.from(bs58.decode(wire)).toString('base64');
-          return { jsonrpc: '2.0', id, result: simulator.submit(base64) };
+          return { jsonrpc: '2.0', id, result: submit(base64) };
         } catch (err) {
           if (err instanceof RpcSubmitError) return { jsonrpc: '2.0', id, error: { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) } };
           return rpcError(id, -32602, `invalid transaction: ${err instanceof Error ? err.message : String(err)}`);
@@ -70,14 +150,14 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
         if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return rpcError(id, -32602, 'Invalid limit');
         if (address !== simulator.programId) return { jsonrpc: '2.0', id, result: [] };
         // Newest first, starting below `before`, stopping at (excluding) `until`.
-        let i = ordered.length - 1;
+        let i = ledger.length - 1;
         if (cfg.before) {
-          const b = ordered.findIndex((o) => o.signature === cfg.before);
-          i = b < 0 ? -1 : b - 1;
+          const b = bySignature.get(cfg.before);
+          i = b ? indexOf(b) - 1 : -1;
         }
         const out = [];
         for (; i >= 0 && out.length < limit; i--) {
-          const o = ordered[i]!;
+          const o = ledger[i]!;
           if (o.signature === cfg.until) break;
           out.push({ signature: o.signature, slot: o.slot, err: o.err, memo: null, blockTime: o.blockTime, confirmationStatus: 'confirmed' });
         }
@@ -85,13 +165,13 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
       }
       case 'getTransaction': {
         const [signature, cfg = {}] = params as [string, { maxSupportedTransactionVersion?: number; encoding?: string }];
-        const tx = bySignature.get(signature);
-        if (!tx) return { jsonrpc: '2.0', id, result: null };
-        if (tx.version === 0 && cfg.maxSupportedTransactionVersion === undefined) {
+        const entry = bySignature.get(signature);
+        if (!entry) return { jsonrpc: '2.0', id, result: null };
+        if (entry.version === 0 && cfg.maxSupportedTransactionVersion === undefined) {
           return rpcError(id, -32015, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
         }
         if (cfg.encoding !== undefined && cfg.encoding !== 'json') return rpcError(id, -32602, `Unsupported encoding ${cfg.encoding} in the simulator`);
-        return { jsonrpc: '2.0', id, result: tx };
+        return { jsonrpc: '2.0', id, result: new RawJson(entry.json) };
       }
       case 'getAccountInfo': {
         const [address, cfg = {}] = params as [string, { encoding?: string }];
@@ -112,6 +192,12 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
   }
 
   const server = http.createServer((req, res) => {
+    // What a Solana RPC node answers on GET /health: `ok`, or `behind` with 503; and the
+    // liveness probe's path, answered whenever the process is (CHAIN_PATHS).
+    if (req.method === 'GET' && (req.url === CHAIN_PATHS.health || req.url === CHAIN_PATHS.live)) {
+      const h = req.url === CHAIN_PATHS.live ? 'ok' : (opts.health?.() ?? 'ok');
+      return void res.writeHead(h === 'ok' ? 200 : 503, { 'content-type': 'text/plain' }).end(h);
+    }
     if (req.method !== 'POST') {
       res.writeHead(405).end();
       return;
@@ -133,7 +219,7 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
       if (fault === 'rpc_error') out = rpcError((body as { id?: unknown }).id ?? null, -32005, 'Node is behind by 42 slots');
       else if (fault === 'null_transaction' && (body as { method?: string }).method === 'getTransaction') out = { jsonrpc: '2.0', id: (body as { id?: unknown }).id ?? null, result: null };
       else out = Array.isArray(body) ? body.map((b) => handle(b as never)) : handle(body as never);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(serialize(out));
     });
   });
 
@@ -165,25 +251,12 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
       const produced: RawTransaction[] = [];
       for (let i = 0; i < slots; i++) {
         const block = simulator.nextBlock();
-        for (const tx of block.transactions) {
-          const signature = tx.transaction.signatures[0]!;
-          ordered.push({ signature, slot: tx.slot, err: tx.meta?.err ?? null, blockTime: tx.blockTime });
-          bySignature.set(signature, tx);
-          produced.push(tx);
-          if (withhold(signature)) continue;
-          for (const [ws, sub] of subscribers) {
-            ws.send(
-              JSON.stringify({
-                jsonrpc: '2.0',
-                method: 'logsNotification',
-                params: { result: { context: { slot: tx.slot }, value: { signature, err: tx.meta?.err ?? null, logs: tx.meta?.logMessages ?? [] } }, subscription: sub },
-              }),
-            );
-          }
-        }
+        record(block);
+        produced.push(...block.transactions);
       }
       return produced;
     },
+    record,
     injectFaults(...f: Fault[]) {
       faults.push(...f);
     },
@@ -194,11 +267,20 @@ export function createSimulatorRpcServer(opts: { simulator: MarketSimulator }) {
     },
     callCount: (method: string) => calls.get(method) ?? 0,
     subscriberCount: () => subscribers.size,
-    transactions: () => ordered.map((o) => bySignature.get(o.signature)!),
-    async listen(port = 0): Promise<{ url: string; wsUrl: string }> {
-      await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+    transactions: (): RawTransaction[] => ledger.map((e) => JSON.parse(e.json) as RawTransaction),
+    /** Transactions in the ledger now (after trimming to `historySlots`). */
+    ledgerSize: () => ledger.length,
+    async listen(port = 0, host = '127.0.0.1'): Promise<{ url: string; wsUrl: string; port: number }> {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
       const p = (server.address() as { port: number }).port;
-      return { url: `http://127.0.0.1:${p}`, wsUrl: `ws://127.0.0.1:${p}` };
+      const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      return { url: `http://${shown}:${p}`, wsUrl: `ws://${shown}:${p}`, port: p };
     },
     async close(): Promise<void> {
       for (const ws of wss.clients) ws.terminate();

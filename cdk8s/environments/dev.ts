@@ -16,6 +16,6 @@ export default defineEnvironment({
   },
   settings: { LOG_LEVEL: 'debug' },
   monitoring: { enabled: false },
-  quota: { requestsCpu: '2', requestsMemory: '2Gi', limitsCpu: '6', limitsMemory: '6Gi', pods: 10, persistentVolumeClaims: 2 },
+  quota: { requestsCpu: '2', requestsMemory: '2Gi', limitsCpu: '6', limitsMemory: '6Gi', pods: 10, persistentVolumeClaims: 3 },
   tenants: { demo: {} },
 });

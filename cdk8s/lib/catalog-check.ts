@@ -1,10 +1,13 @@
 import { ApiObject } from 'cdk8s';
 import type { IConstruct } from 'constructs';
-import { isSettingName, settingSpec } from '../../core/config/settings';
+import { IMAGE } from '../../core/constants';
+import { isSettingName, requiredSettings, settingSpec, SOURCE_TYPES, type SourceType } from '../../core/config/settings';
 
 interface Container {
   name: string;
   image?: string;
+  command?: string[];
+  args?: string[];
   env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: unknown } }[];
   envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
 }
@@ -16,10 +19,26 @@ interface Manifest {
   spec?: { template?: { spec?: { containers?: Container[]; initContainers?: Container[] } } };
 }
 
+type Process = keyof typeof IMAGE.commands;
+
+/** Which of the image's processes a container runs: its command is that process's. */
+export function processOf(c: Pick<Container, 'command'>): Process | undefined {
+  return (Object.keys(IMAGE.commands) as Process[]).find((p) => JSON.stringify(IMAGE.commands[p]) === JSON.stringify(c.command));
+}
+
+/** The indexer's source, from its `--source` argument (the process's own default: rpc). */
+export function sourceOf(c: Pick<Container, 'args'>): SourceType {
+  const i = c.args?.indexOf('--source') ?? -1;
+  const s = i >= 0 ? c.args![i + 1] : 'rpc';
+  return (SOURCE_TYPES as readonly string[]).includes(s!) ? (s as SourceType) : 'rpc';
+}
+
 /**
  * Every variable a container of the service's image receives must be a setting of the catalog
- * (core/config/settings.ts), and a secret one only by reference to a Secret. Checked on the
- * rendered objects (JSON patches included), when the app is synthesized.
+ * (core/config/settings.ts), and a secret one only by reference to a Secret; and it must
+ * receive every setting its process needs given (the catalog's `requiredBy`, for the indexer's
+ * source), so a tenant cannot deploy a process that would refuse to start or answer 503
+ * (D-210). Checked on the rendered objects (JSON patches included), when the app is synthesized.
  */
 export function catalogProblems(objects: Manifest[], isServiceImage: (image: string) => boolean): string[] {
   const problems: string[] = [];
@@ -37,12 +56,24 @@ export function catalogProblems(objects: Manifest[], isServiceImage: (image: str
           problems.push(`${where} sets the secret setting ${name} from a ${how === 'value' ? 'literal value' : 'ConfigMap'}; use a secretKeyRef`);
         }
       };
-      for (const e of c.env ?? []) check(e.name, e.valueFrom?.secretKeyRef ? 'secret' : 'value');
+      const given = new Set<string>();
+      for (const e of c.env ?? []) {
+        check(e.name, e.valueFrom?.secretKeyRef ? 'secret' : 'value');
+        given.add(e.name);
+      }
       for (const from of c.envFrom ?? []) {
         if (from.secretRef) problems.push(`${where} takes a whole Secret (${from.secretRef.name}); reference each secret setting by key`);
         const cm = from.configMapRef && configMaps.get(from.configMapRef.name);
         if (from.configMapRef && !cm) problems.push(`${where} reads ConfigMap ${from.configMapRef.name}, which the tenant does not define`);
-        for (const key of Object.keys(cm?.data ?? {})) check(key, 'configmap');
+        for (const key of Object.keys(cm?.data ?? {})) {
+          check(key, 'configmap');
+          given.add(key);
+        }
+      }
+      const process = processOf(c);
+      if (process && process !== 'operator') {
+        const missing = requiredSettings(process, sourceOf(c)).filter((n) => !given.has(n));
+        if (missing.length) problems.push(`${where} runs the ${process}${process === 'indexer' ? ` (--source ${sourceOf(c)})` : ''} without ${missing.join(', ')}, which it needs (core/config/settings.ts requiredBy)`);
       }
     }
   }

@@ -1,5 +1,6 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
+import { chainRpcUrl } from './chain';
 import { metadataOf, type TenantContext } from './context';
 import { commonLabels, NAMES, selectorLabels } from './names';
 import { containerSecurity, podSecurity, resourcesOf } from './pod';
@@ -41,6 +42,9 @@ export class DevStores extends Construct {
     const put = (name: string, key: string, value: string) => secrets.set(name, { ...secrets.get(name), [key]: value });
     put(db.name, db.key, devStoreUrls.DATABASE_URL);
     put(redis.name, redis.key, devStoreUrls.REDIS_URL);
+    // The tenant's own simulated chain is its RPC (the API's /tx/*, the indexer's source).
+    const rpc = v.source.rpcUrlSecretRef;
+    if (v.source.type === 'simulator' && rpc) put(rpc.name, rpc.key, chainRpcUrl());
     put(NAMES.devStoresSecret, 'POSTGRES_PASSWORD', DEV_DATABASE.password);
     for (const [name, stringData] of [...secrets].sort(([a], [b]) => (a < b ? -1 : 1))) {
       new k8s.KubeSecret(this, `secret-${name}`, { metadata: metadataOf(ctx, name), type: 'Opaque', stringData });
@@ -58,6 +62,8 @@ export class DevStores extends Construct {
       // The entrypoint writes its socket and init files there.
       scratch: ['/var/run/postgresql', '/tmp'],
       readiness: { exec: { command: ['pg_isready', '-U', DEV_DATABASE.user, '-d', DEV_DATABASE.database] }, periodSeconds: 5 },
+      // A server that stopped answering is restarted; a slow one has a minute (6 × 10 s).
+      liveness: { exec: { command: ['pg_isready', '-U', DEV_DATABASE.user, '-d', DEV_DATABASE.database] }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
     });
     this.store('redis', ctx, {
       image: v.devStores.redisImage,
@@ -68,13 +74,15 @@ export class DevStores extends Construct {
       dataPath: '/data',
       scratch: ['/tmp'],
       readiness: { tcpSocket: { port: k8s.IntOrString.fromNumber(DEV_STORE_PORTS.redis) }, periodSeconds: 5 },
+      // PING, not just the port: a Redis that accepts connections but no longer answers is hung.
+      liveness: { exec: { command: ['redis-cli', 'ping'] }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
     });
   }
 
   private store(
     component: 'postgres' | 'redis',
     ctx: TenantContext,
-    c: { image: string; env?: k8s.EnvVar[]; args?: string[]; dataPath: string; scratch: string[]; readiness: k8s.Probe },
+    c: { image: string; env?: k8s.EnvVar[]; args?: string[]; dataPath: string; scratch: string[]; readiness: k8s.Probe; liveness: k8s.Probe },
   ): void {
     const name = NAMES[component];
     const selector = selectorLabels(ctx.labels, component);
@@ -104,6 +112,7 @@ export class DevStores extends Construct {
                 ...(c.env ? { env: c.env } : {}),
                 ports: [{ name: component, containerPort: port, protocol: 'TCP' }],
                 readinessProbe: c.readiness,
+                livenessProbe: c.liveness,
                 resources: resourcesOf(DEV_STORE_RESOURCES),
                 securityContext: containerSecurity(UIDS[component]),
                 volumeMounts: [{ name: 'data', mountPath: c.dataPath }, ...scratchVolumes.map((s) => ({ name: s.name, mountPath: s.path }))],

@@ -8,14 +8,12 @@ import { containerSecurity, httpProbe, podDefaults, resourcesOf, tmpMount, tmpVo
 import { checksumOf, configMapData, secretEnvOf } from './settings-env';
 import type { TenantValues } from './values';
 
-/** The indexer's command line for the tenant's source. */
+/**
+ * The indexer's command line for the tenant's source: a simulator tenant's indexer follows its
+ * chain's JSON-RPC with the production `rpc` source, like any other (D-211).
+ */
 export function indexerArgs(values: TenantValues): string[] {
-  const s = values.source;
-  const args = ['--source', s.type, '--no-progress'];
-  if (s.type === 'simulator') {
-    args.push('--realtime', '--seed', String(s.simulator.seed), '--feeds', String(s.simulator.feeds), '--epoch-seconds', String(s.simulator.epochSeconds));
-  }
-  return args;
+  return ['--source', values.source.type === 'webhook' ? 'webhook' : 'rpc', '--no-progress'];
 }
 
 /**

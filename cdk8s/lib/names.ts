@@ -7,7 +7,7 @@ export const LABEL_PREFIX = 'marketindexer.dev';
 export const TENANT_LABEL = `${LABEL_PREFIX}/tenant`;
 export const ENVIRONMENT_LABEL = `${LABEL_PREFIX}/environment`;
 
-export type Component = 'api' | 'indexer' | 'postgres' | 'redis';
+export type Component = 'api' | 'indexer' | 'chain' | 'postgres' | 'redis';
 
 /** The tenant's namespace: prefixed, so a tenant called `default` or `kube-system` cannot land in those. */
 export const namespaceOf = (tenant: string) => `mi-${tenant}`;
@@ -16,6 +16,7 @@ export const NAMES = {
   serviceAccount: APP_NAME,
   api: `${APP_NAME}-api`,
   indexer: `${APP_NAME}-indexer`,
+  chain: `${APP_NAME}-chain`,
   postgres: 'postgres',
   redis: 'redis',
   devStoresSecret: `${APP_NAME}-dev-stores`,

@@ -1,6 +1,7 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { HTTP_PORT_NAME } from './api';
+import { CHAIN_PORT_NAME } from './chain';
 import { metadataOf, type TenantContext } from './context';
 import { DEV_STORE_PORTS } from './dev-stores';
 import { NAMES, selectorLabels, type Component } from './names';
@@ -14,14 +15,19 @@ const tcp = (port: number | string): k8s.NetworkPolicyPort => ({
   protocol: 'TCP',
   port: typeof port === 'number' ? k8s.IntOrString.fromNumber(port) : k8s.IntOrString.fromString(port),
 });
+/** The tenant's pods of these components. */
+const clientsOf = (components: Component[]): k8s.NetworkPolicyPeer => ({
+  podSelector: { matchExpressions: [{ key: 'app.kubernetes.io/component', operator: 'In', values: components }] },
+});
 const ipBlocks = (blocks: Destination['ipBlocks']): k8s.NetworkPolicyPeer[] =>
   blocks.map((b) => ({ ipBlock: { cidr: b.cidr, ...(b.except?.length ? { except: b.except } : {}) } }));
 
 /**
  * A tenant namespace denies all traffic in and out, then opens only what each part needs:
  * DNS for everyone; the API from the ingress controller and the scraper; the indexer from the
- * scraper and the webhook senders; egress to PostgreSQL, Redis, the RPC node and the trace
- * collector by address block (or, with the dev stores, to their pods).
+ * scraper and the webhook senders; egress to PostgreSQL, Redis, the RPC node (the API's
+ * /tx/* too) and the trace collector by address block (or, with the dev stores and the
+ * simulated chain, to their pods).
  */
 export class TenantNetworkPolicies extends Construct {
   constructor(scope: Construct, id: string, ctx: TenantContext) {
@@ -55,6 +61,10 @@ export class TenantNetworkPolicies extends Construct {
     const out = (dest: Destination): k8s.NetworkPolicyEgressRule => ({ to: ipBlocks(dest.ipBlocks), ports: dest.ports.map(tcp) });
 
     const common = [store('postgres', np.egress.database), store('redis', np.egress.redis)];
+    const simulated = values.source.type === 'simulator';
+    const rpc: k8s.NetworkPolicyEgressRule = simulated
+      ? { to: [{ podSelector: { matchLabels: selectorLabels(ctx.labels, 'chain') } }], ports: [tcp(CHAIN_PORT_NAME)] }
+      : out(np.egress.rpc);
     const traced = effectiveSetting(values, 'OTEL_EXPORTER_OTLP_ENDPOINT') ? [out(np.egress.otlp)] : [];
     const scraper: k8s.NetworkPolicyIngressRule = { from: [inNamespace(np.monitoringNamespace)], ports: [tcp(HTTP_PORT_NAME)] };
     // The environment's operator reads the indexer's /status into its MarketIndexer's status.
@@ -70,7 +80,8 @@ export class TenantNetworkPolicies extends Construct {
         podSelector: { matchLabels: selectorLabels(ctx.labels, 'api') },
         policyTypes: ['Ingress', 'Egress'],
         ingress: [{ from: [inNamespace(np.ingressControllerNamespace)], ports: [tcp(HTTP_PORT_NAME)] }, scraper],
-        egress: [...common, ...traced],
+        // The RPC: /tx/* builds on its blockhashes (D-142).
+        egress: [...common, rpc, ...traced],
       },
       'api',
     );
@@ -83,17 +94,26 @@ export class TenantNetworkPolicies extends Construct {
         podSelector: { matchLabels: selectorLabels(ctx.labels, 'indexer') },
         policyTypes: ['Ingress', 'Egress'],
         ingress: [scraper, operator, ...(webhook && np.webhookSenders.length ? [{ from: ipBlocks(np.webhookSenders), ports: [tcp(HTTP_PORT_NAME)] }] : [])],
-        egress: [...common, ...(values.source.type === 'rpc' ? [out(np.egress.rpc)] : []), ...traced],
+        egress: [...common, ...(values.source.type === 'webhook' ? [] : [rpc]), ...traced],
       },
       'indexer',
     );
 
-    if (dev) {
-      const clients: k8s.NetworkPolicyPeer = {
-        podSelector: {
-          matchExpressions: [{ key: 'app.kubernetes.io/component', operator: 'In', values: ['api', 'indexer'] }],
+    if (simulated) {
+      policy(
+        'chain',
+        NAMES.chain,
+        {
+          podSelector: { matchLabels: selectorLabels(ctx.labels, 'chain') },
+          policyTypes: ['Ingress'],
+          ingress: [{ from: [clientsOf(['api', 'indexer'])], ports: [tcp(CHAIN_PORT_NAME)] }],
         },
-      };
+        'chain',
+      );
+    }
+
+    if (dev) {
+      const clients = clientsOf(['api', 'indexer']);
       for (const component of ['postgres', 'redis'] as const) {
         policy(
           component,

@@ -132,11 +132,24 @@ export function tenantProblems(v: TenantValues): string[] {
   if (api.autoscaling.minReplicas > api.autoscaling.maxReplicas) {
     p.push('api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas');
   }
-  if (source.type === 'rpc' && !source.rpcUrlSecretRef) p.push('source.rpcUrlSecretRef: required when source.type is rpc');
+  // Every source: the API builds /tx/* on the RPC's blockhashes (D-142, D-210).
+  if (!source.rpcUrlSecretRef) p.push('source.rpcUrlSecretRef: required (the API builds /tx/* transactions on the RPC\'s blockhashes; an rpc source\'s indexer reads it too)');
   if (source.type === 'webhook' && !source.webhookSecretRef) p.push('source.webhookSecretRef: required when source.type is webhook');
   // Pushed transactions are queued by the process that receives them: a standby would keep them.
   if (source.type === 'webhook' && v.indexer.replicas !== 1) p.push('indexer.replicas must be 1 when source.type is webhook');
   if (api.ingress.enabled && !api.ingress.host) p.push('api.ingress.host: required when api.ingress.enabled is true');
+  // The dev stores write their Secret(s) whole: a key the kit does not write there would be missing.
+  if (v.devStores.enabled) {
+    const written = new Set([v.database.secretRef.name, v.redis.secretRef.name]);
+    const refs = [
+      ...(source.type === 'simulator' ? [] : [['rpcUrlSecretRef', source.rpcUrlSecretRef] as const]),
+      ['rpcWsUrlSecretRef', source.rpcWsUrlSecretRef] as const,
+      ['webhookSecretRef', source.webhookSecretRef] as const,
+    ];
+    for (const [field, ref] of refs) {
+      if (ref && written.has(ref.name)) p.push(`source.${field}: the dev stores write Secret ${ref.name} themselves; name a Secret you create`);
+    }
+  }
   if (v.monitoring.slotLag.warning >= v.monitoring.slotLag.critical) {
     p.push('monitoring.slotLag.warning must be below monitoring.slotLag.critical');
   }
@@ -155,7 +168,7 @@ export function tenantProblems(v: TenantValues): string[] {
       need('database', np.egress.database, 'the API and the indexer must reach PostgreSQL');
       need('redis', np.egress.redis, 'the API and the indexer must reach Redis');
     }
-    if (source.type === 'rpc') need('rpc', np.egress.rpc, 'the indexer must reach the RPC node');
+    if (source.type !== 'simulator') need('rpc', np.egress.rpc, source.type === 'rpc' ? 'the API and the indexer must reach the RPC node' : 'the API must reach the RPC node for /tx/*');
     if (effectiveSetting(v, 'OTEL_EXPORTER_OTLP_ENDPOINT')) need('otlp', np.egress.otlp, 'traces go to OTEL_EXPORTER_OTLP_ENDPOINT');
     if (source.type === 'webhook' && !np.webhookSenders.length) {
       p.push('networkPolicy.webhookSenders: required when source.type is webhook (nobody could post), or set networkPolicy.enabled to false');

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS } from '../../core/constants';
-import { isSettingName, settingSpec, settingToEnv, type SettingName } from '../../core/config/settings';
+import { isSettingName, settingSpec, settingToEnv, type SettingName, type SourceType } from '../../core/config/settings';
 import type { SecretKeyRef, TenantValues } from './values';
 
-export type KitProcess = 'api' | 'indexer' | 'migrate';
+export type KitProcess = 'api' | 'indexer' | 'migrate' | 'chain';
+
+/** Where the simulated chain keeps its genesis and journal in its pod (a volume, D-211). */
+export const CHAIN_DATA_DIR = '/data';
 
 /**
  * The non-secret settings a process gets, as ConfigMap data: what the kit manages (tenant,
@@ -18,16 +21,27 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
     TENANT_ID: tenant,
     PROGRAM_ID: values.source.programId,
   };
-  if (process === 'api') {
-    data.API_PORT = DEFAULT_PORTS.api;
-    // Written for v1 too: the ConfigMap says what the tenant serves, whatever the process default (D-159).
-    data.API_VARIANT = values.variant;
-    if (values.api.ingress.enabled) {
-      data.PUBLIC_HOSTS = values.api.ingress.host;
-      data.TRUST_PROXY = values.api.ingress.trustedHops;
+  switch (process) {
+    case 'api':
+      data.API_PORT = DEFAULT_PORTS.api;
+      // Written for v1 too: the ConfigMap says what the tenant serves, whatever the process default (D-159).
+      data.API_VARIANT = values.variant;
+      if (values.api.ingress.enabled) {
+        data.PUBLIC_HOSTS = values.api.ingress.host;
+        data.TRUST_PROXY = values.api.ingress.trustedHops;
+      }
+      break;
+    case 'indexer':
+      data.INDEXER_PORT = DEFAULT_PORTS.indexer;
+      break;
+    case 'chain':
+      data.CHAIN_RPC_PORT = DEFAULT_PORTS.chain;
+      data.DATA_DIR = CHAIN_DATA_DIR;
+      break;
+    default: {
+      const never: never = process;
+      throw new Error(`unknown process ${String(never)}`);
     }
-  } else {
-    data.INDEXER_PORT = DEFAULT_PORTS.indexer;
   }
   for (const [name, value] of Object.entries(values.settings as Record<string, string | number | boolean | undefined>)) {
     if (value === undefined || !isSettingName(name)) continue;
@@ -40,6 +54,40 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
   );
 }
 
+/**
+ * Where a tenant's values hold the Secret reference of each secret setting: the only way a
+ * secret reaches a process. A test checks every secret setting a kit process reads is here.
+ */
+export const SECRET_REFS = {
+  DATABASE_URL: ['database', 'secretRef'],
+  REDIS_URL: ['redis', 'secretRef'],
+  RPC_URL: ['source', 'rpcUrlSecretRef'],
+  RPC_WS_URL: ['source', 'rpcWsUrlSecretRef'],
+  WEBHOOK_SECRET: ['source', 'webhookSecretRef'],
+} as const satisfies Partial<Record<SettingName, readonly [string, string]>>;
+export type SecretSetting = keyof typeof SECRET_REFS;
+
+/** What a process never uses with a source although it reads it otherwise: no reason to hold the secret. */
+const UNUSED_WITH_SOURCE: Partial<Record<`${KitProcess}:${SourceType}`, readonly SecretSetting[]>> = {
+  // Webhook-only ingestion never calls the RPC (the API still does, for /tx/*).
+  'indexer:webhook': ['RPC_URL', 'RPC_WS_URL'],
+};
+
+/**
+ * The secret settings a process of a tenant with this source is given (when the tenant has a
+ * reference for them): what the catalog says it reads, less what its source never uses. The
+ * Helm chart reads the same table (files/service.json).
+ */
+export function secretSettingsOf(process: KitProcess, source: SourceType): SecretSetting[] {
+  const unused = UNUSED_WITH_SOURCE[`${process}:${source}`] ?? [];
+  return (Object.keys(SECRET_REFS) as SecretSetting[]).filter((n) => settingSpec(n).readBy.includes(process) && !unused.includes(n));
+}
+
+export function secretRefOf(values: TenantValues, name: SecretSetting): SecretKeyRef | undefined {
+  const [section, key] = SECRET_REFS[name];
+  return (values as unknown as Record<string, Record<string, SecretKeyRef | undefined>>)[section]![key];
+}
+
 const secretEnv = (name: SettingName, ref: SecretKeyRef): k8s.EnvVar => ({
   name,
   valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } },
@@ -47,16 +95,10 @@ const secretEnv = (name: SettingName, ref: SecretKeyRef): k8s.EnvVar => ({
 
 /** Secret settings, only ever as references to a Secret in the tenant namespace. */
 export function secretEnvOf(values: TenantValues, process: KitProcess): k8s.EnvVar[] {
-  const env: k8s.EnvVar[] = [secretEnv('DATABASE_URL', values.database.secretRef)];
-  if (process === 'migrate') return env;
-  env.push(secretEnv('REDIS_URL', values.redis.secretRef));
-  if (process === 'indexer') {
-    const s = values.source;
-    if (s.type === 'rpc' && s.rpcUrlSecretRef) env.push(secretEnv('RPC_URL', s.rpcUrlSecretRef));
-    if (s.type === 'rpc' && s.rpcWsUrlSecretRef) env.push(secretEnv('RPC_WS_URL', s.rpcWsUrlSecretRef));
-    if (s.webhookSecretRef) env.push(secretEnv('WEBHOOK_SECRET', s.webhookSecretRef));
-  }
-  return env;
+  return secretSettingsOf(process, values.source.type).flatMap((name) => {
+    const ref = secretRefOf(values, name);
+    return ref ? [secretEnv(name, ref)] : [];
+  });
 }
 
 /**

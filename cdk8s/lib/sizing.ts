@@ -3,6 +3,11 @@ import type { Resources, TenantValues } from './values';
 
 /** Resources of the one-shot migration init container of the API pods. */
 export const MIGRATE_RESOURCES: Resources = { requests: { cpu: '50m', memory: '96Mi' }, limits: { cpu: '500m', memory: '256Mi' } };
+/**
+ * Resources of a simulator-source tenant's chain: the simulator and 20,000 slots of RPC history
+ * (about 140 MB); rebuilding after a restart takes a core while it lasts (about 1,800 slots/s).
+ */
+export const CHAIN_RESOURCES: Resources = { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } };
 /** Resources of each dev store (PostgreSQL, Redis). */
 export const DEV_STORE_RESOURCES: Resources = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } };
 
@@ -22,25 +27,29 @@ function podTotals(containers: Resources[], init: Resources[] = []): Omit<Totals
 }
 
 /** Pods of each workload at the peak of a rollout (one surge pod each), and what they take. */
-export function worstCase(v: TenantValues): { apiPods: number; indexerPods: number; devPods: number; totals: Totals } {
+export function worstCase(v: TenantValues): { apiPods: number; indexerPods: number; devPods: number; chainPods: number; totals: Totals } {
   const apiPods = (v.api.autoscaling.enabled ? v.api.autoscaling.maxReplicas : v.api.replicas) + 1;
   const indexerPods = v.indexer.replicas + 1;
   const devPods = v.devStores.enabled ? 2 : 0;
+  // A StatefulSet replaces its pod without a surge.
+  const chainPods = v.source.type === 'simulator' ? 1 : 0;
   const api = podTotals([v.api.resources], [MIGRATE_RESOURCES]);
   const indexer = podTotals([v.indexer.resources]);
   const dev = podTotals([DEV_STORE_RESOURCES]);
-  const total = (k: keyof typeof api) => api[k] * apiPods + indexer[k] * indexerPods + dev[k] * devPods;
+  const chain = podTotals([CHAIN_RESOURCES]);
+  const total = (k: keyof typeof api) => api[k] * apiPods + indexer[k] * indexerPods + dev[k] * devPods + chain[k] * chainPods;
   return {
     apiPods,
     indexerPods,
     devPods,
+    chainPods,
     totals: {
       requestsCpu: total('requestsCpu'),
       requestsMemory: total('requestsMemory'),
       limitsCpu: total('limitsCpu'),
       limitsMemory: total('limitsMemory'),
-      pods: apiPods + indexerPods + devPods,
-      pvcs: devPods,
+      pods: apiPods + indexerPods + devPods + chainPods,
+      pvcs: devPods + chainPods,
     },
   };
 }
@@ -52,7 +61,7 @@ const mem = (n: number) => `${Math.ceil(n / 2 ** 20)}Mi`;
 export function quotaProblems(v: TenantValues): string[] {
   if (!v.quota.enabled) return [];
   const w = worstCase(v);
-  const why = `${w.apiPods} API pods at the peak of a rollout, ${w.indexerPods} indexer pods${w.devPods ? `, ${w.devPods} dev stores` : ''}`;
+  const why = `${w.apiPods} API pods at the peak of a rollout, ${w.indexerPods} indexer pods${w.devPods ? `, ${w.devPods} dev stores` : ''}${w.chainPods ? ', the chain' : ''}`;
   const q = v.quota;
   const p: string[] = [];
   const check = (field: keyof typeof q, have: number, need: number, show: (n: number) => string) => {

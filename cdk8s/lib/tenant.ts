@@ -2,6 +2,7 @@ import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { ApiWorkload } from './api';
 import { catalogProblems, manifestsUnder } from './catalog-check';
+import { ChainWorkload } from './chain';
 import { createTenantContext, type TenantContext } from './context';
 import { DevStores } from './dev-stores';
 import { IndexerWorkload } from './indexer';
@@ -29,8 +30,8 @@ export interface MarketIndexerTenantProps extends TenantInput {
 
 /**
  * Everything one tenant needs, isolated in its own namespace: service account, settings,
- * the API and the indexer, network policies, quota and limits, monitoring, and in dev its own
- * PostgreSQL and Redis. Props state only what differs from the kit's defaults
+ * the API and the indexer, network policies, quota and limits, monitoring, in dev its own
+ * PostgreSQL and Redis, and on the simulated chain that chain. Props state only what differs from the kit's defaults
  * (`TENANT_DEFAULTS`); anything that cannot be deployed is refused with a message naming the
  * field.
  */
@@ -61,6 +62,7 @@ export class MarketIndexerTenant extends Construct {
     });
     new ApiWorkload(this, 'api', ctx);
     new IndexerWorkload(this, 'indexer', ctx);
+    if (this.values.source.type === 'simulator') new ChainWorkload(this, 'chain', ctx);
     if (this.values.networkPolicy.enabled) new TenantNetworkPolicies(this, 'network', ctx);
     if (this.values.quota.enabled) new TenantQuota(this, 'quota', ctx);
     if (this.values.monitoring.enabled) new TenantMonitoring(this, 'monitoring', ctx);

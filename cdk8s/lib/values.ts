@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { API_VARIANTS, SETTINGS, TENANT_PATTERN, settingSpec, type SettingName } from '../../core/config/settings';
+import { API_VARIANTS, SETTINGS, SOURCE_TYPES, TENANT_PATTERN, settingSpec, type SettingName } from '../../core/config/settings';
 import { METRICS } from '../../core/telemetry/metrics';
 
 /**
@@ -105,7 +105,6 @@ const Settings = Type.Object(
 );
 export type SettingsValues = Partial<Record<SettingName, string | number | boolean>>;
 
-export const SOURCE_TYPES = ['rpc', 'webhook', 'simulator'] as const;
 
 const tenantProperties = {
   image: Type.Object(

@@ -30,6 +30,8 @@ export interface Config {
   apiHost: string;
   apiPort: number;
   indexerPort: number;
+  /** The simulated chain's JSON-RPC port (`npm start`, `npm run chain`). */
+  chainRpcPort: number;
   /** Rows the indexer keeps in memory across batches to apply the next batch ahead (0: off). */
   indexerCacheRows: number;
   rateLimit: {
@@ -104,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // API_PORT always holds a value (its default), so "set" is read from the environment.
     apiPort: env.API_PORT !== undefined && env.API_PORT !== '' ? v.API_PORT : (v.PORT ?? v.API_PORT),
     indexerPort: v.INDEXER_PORT,
+    chainRpcPort: v.CHAIN_RPC_PORT,
     indexerCacheRows: v.INDEXER_CACHE_ROWS,
     rateLimit: {
       windowMs,

@@ -14,16 +14,29 @@ import { parseRedisUrl, REDIS_URL_SCHEMES } from '../redis/url';
  * the documentation shows. An empty variable counts as unset.
  */
 
-/**
- * The programs that read settings. `migrate` is `npm run migrate` (the kit's init container).
- * Single-process mode (`npm start`) runs the API and the indexer in one process and reads what
- * they read; `embedded` marks what only it reads. `operator` is the MarketIndexer controller.
- */
 /** The API's presentations (D-155): the spec's contract and the appendix's. A tenant serves one. */
 export const API_VARIANTS = ['v1', 'legacy'] as const;
 export type ApiVariant = (typeof API_VARIANTS)[number];
 
-export type ProcessName = 'api' | 'indexer' | 'embedded' | 'migrate' | 'operator';
+/**
+ * The programs that read settings. `migrate` is `npm run migrate` (the kit's init container).
+ * Single-process mode (`npm start`) runs the API and the indexer in one process and reads what
+ * they read; `embedded` marks what only it reads. `operator` is the MarketIndexer controller,
+ * `chain` the simulated chain's node (`npm run chain`, a simulator-source tenant's chain).
+ */
+export type ProcessName = 'api' | 'indexer' | 'embedded' | 'migrate' | 'operator' | 'chain';
+
+/** Where the indexer reads transactions from (`--source`, a tenant's `source.type`). */
+export const SOURCE_TYPES = ['rpc', 'webhook', 'simulator'] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+/**
+ * Who cannot do its job on a setting's default, so a deployment must supply it: a process
+ * whatever its source (`api`, `migrate`, `chain`), or the indexer with one source
+ * (`indexer:rpc`). In production (`NODE_ENV=production`) such a process refuses to start
+ * without it, and the kit's synth refuses a tenant whose rendered environment lacks it (D-210).
+ */
+export type Requirement = 'api' | 'migrate' | 'chain' | `indexer:${SourceType}`;
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -38,6 +51,8 @@ export interface SettingSpec<T = unknown> {
   /** Shown instead of `default` where the effective default is derived (e.g. from another setting). */
   defaultText?: string;
   readBy: readonly ProcessName[];
+  /** Who must be given it explicitly (see `Requirement`); none by default. */
+  requiredBy: readonly Requirement[];
   /** Never written into a ConfigMap or a literal env value: only a Secret reference. */
   secret: boolean;
   description: string;
@@ -47,6 +62,7 @@ export interface SettingSpec<T = unknown> {
 
 type Common<T> = {
   readBy: readonly ProcessName[];
+  requiredBy?: readonly Requirement[];
   description: string;
   secret?: boolean;
   default?: T;
@@ -65,6 +81,7 @@ function spec<T, const C extends Common<T> = Common<T>>(rule: Joi.Schema, jsonSc
     default: c.default,
     defaultText: c.defaultText,
     readBy: c.readBy,
+    requiredBy: c.requiredBy ?? [],
     secret: c.secret ?? false,
     description: c.description,
   } as SettingSpec<T> & WithDefault<C>;
@@ -135,7 +152,8 @@ export const DEFAULT_INDEXER_CACHE_ROWS = 100_000;
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1_000;
 
 const BOTH = ['api', 'indexer'] as const;
-const EVERY_PROCESS = ['api', 'indexer', 'operator'] as const;
+const EVERY_PROCESS = ['api', 'indexer', 'operator', 'chain'] as const;
+const INDEXER_SOURCES = SOURCE_TYPES.map((s) => `indexer:${s}` as const);
 
 export const SETTINGS = {
   NODE_ENV: oneOf(['development', 'production', 'test'] as const, {
@@ -151,7 +169,7 @@ export const SETTINGS = {
   }),
   TENANT_ID: text(TENANT_PATTERN, 'lowercase DNS label of at most 40 characters', {
     default: 'default',
-    readBy: BOTH,
+    readBy: [...BOTH, 'chain'],
     description: 'tenant; every Redis key and channel lives under `t:{TENANT_ID}:`',
   }),
   API_VARIANT: oneOf(API_VARIANTS, {
@@ -167,18 +185,21 @@ export const SETTINGS = {
   }),
   PROGRAM_ID: text(BASE58_ADDRESS, 'base58 address', {
     default: 'HnWM49tJ92G7gTfFSkwnoyC7yMaJNatS9d7Vn1v5BEWy',
-    readBy: BOTH,
+    readBy: [...BOTH, 'chain'],
     description: 'the market program whose events are indexed (the address in `core/events/idl.json`)',
   }),
 
   DATABASE_URL: uri(['postgres', 'postgresql'], {
     readBy: ['api', 'indexer', 'migrate'],
+    requiredBy: ['api', 'migrate', ...INDEXER_SOURCES],
     secret: true,
     description: 'PostgreSQL of the tenant; unset means embedded PostgreSQL (single-process mode)',
   }),
   DATABASE_POOL_MAX: int({ min: 1, max: 200, default: 10, readBy: BOTH, description: 'connections per process' }),
   REDIS_URL: redisUri({
     readBy: BOTH,
+    // ALLOW_EMBEDDED_STORES waives it for a process, deliberately (D-54); the kit never does.
+    requiredBy: ['api', ...INDEXER_SOURCES],
     secret: true,
     description:
       'Redis shared by the API replicas and the indexer: `redis://[user:password@]host:port[/db]` for one Redis, `redis+cluster://[user:password@]host:port,host:port,…` for a Redis Cluster (seed nodes; D-92), `rediss` for TLS; unset means in-memory nonce store, rate limiter and bus (one process only)',
@@ -194,9 +215,9 @@ export const SETTINGS = {
   DATA_DIR: text(/^[^\0]+$/, 'path', {
     default: '.data',
     maxLength: 4096,
-    readBy: ['embedded'],
+    readBy: ['embedded', 'chain'],
     description:
-      'Single-process mode (`npm start`): where embedded PostgreSQL keeps its files and the simulated chain its seed; survives restarts (`--fresh` deletes it)',
+      'Single-process mode (`npm start`) and the simulated chain (`npm run chain`): where embedded PostgreSQL keeps its files and the chain its genesis and the transactions it accepted; survives restarts (`--fresh` deletes it)',
   }),
   ALLOW_EMBEDDED_STORES: flag({
     default: false,
@@ -208,6 +229,8 @@ export const SETTINGS = {
   RPC_URL: uri(['http', 'https'], {
     default: 'http://127.0.0.1:8899',
     readBy: BOTH,
+    // The default is a local validator's (or `npm start`'s chain): never a deployment's RPC.
+    requiredBy: ['api', 'indexer:rpc'],
     secret: true,
     description: 'Solana JSON-RPC endpoint: the indexer reads the program\'s transactions, the API reads recent blockhashes for `/tx/*`',
   }),
@@ -260,14 +283,15 @@ export const SETTINGS = {
     ruleText: '`true`, `false`, hop count 0–10, or comma-separated addresses/subnets',
     default: false,
     readBy: ['api'],
+    requiredBy: [],
     secret: false,
     description: 'Express `trust proxy`: which proxies may set the client IP through `X-Forwarded-For`',
   } as SettingSpec<boolean | number | string> & { default: boolean | number | string },
 
   API_HOST: spec<string, Common<string> & { default: string }>(Joi.string().hostname(), { type: 'string' }, 'host name or address', {
     default: '0.0.0.0',
-    readBy: BOTH,
-    description: 'listen address of the API and of the indexer\'s own port',
+    readBy: [...BOTH, 'chain'],
+    description: 'listen address of the API, of the indexer\'s own port and of the simulated chain\'s RPC',
   }),
   API_PORT: int({
     min: 0,
@@ -290,6 +314,14 @@ export const SETTINGS = {
     default: 3001,
     readBy: ['indexer'],
     description: 'indexer port (`/health`, `/ready`, `/metrics`, internal webhook ingest)',
+  }),
+  CHAIN_RPC_PORT: int({
+    min: 0,
+    max: 65535,
+    default: 8899,
+    readBy: ['chain', 'embedded'],
+    description:
+      "the simulated chain's Solana JSON-RPC port, HTTP and WebSocket on one port (8899, a local validator's); `npm start` serves it beside the API, `npm run chain` alone (D-211)",
   }),
   INDEXER_CACHE_ROWS: int({
     min: 0,
@@ -376,6 +408,7 @@ export const SETTINGS = {
 
   WEBHOOK_SECRET: secretText(32, {
     readBy: ['indexer'],
+    requiredBy: ['indexer:webhook'],
     description: 'shared secret of the internal webhook ingest route; unset disables the route',
   }),
 
@@ -480,6 +513,12 @@ export const isSettingName = (name: string): name is SettingName => Object.hasOw
 
 export function settingSpec(name: SettingName): SettingSpec {
   return SETTINGS[name] as SettingSpec;
+}
+
+/** The settings a process needs given, for the indexer's source (see `Requirement`). */
+export function requiredSettings(process: 'api' | 'indexer' | 'migrate' | 'chain', source: SourceType = 'rpc'): SettingName[] {
+  const who: Requirement = process === 'indexer' ? `indexer:${source}` : process;
+  return SETTING_NAMES.filter((n) => settingSpec(n).requiredBy.includes(who));
 }
 
 /** The settings a process reads. */

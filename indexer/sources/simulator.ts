@@ -1,6 +1,6 @@
 import type { RawTransaction } from '../../core/events';
 import type { Cursor, Progress, Source } from './types';
-import { MarketSimulator, type SimulatorOptions } from '../../simulator/engine';
+import { MarketSimulator, type Block, type SimulatorOptions } from '../../simulator/engine';
 
 export interface SimulatorSourceOptions extends SimulatorOptions {
   /** Stop after this slot (reproducible runs); unset runs forever. */
@@ -14,6 +14,11 @@ export interface SimulatorSourceOptions extends SimulatorOptions {
   wallClock?: boolean;
   /** Most transactions in one batch (a batch always ends on a slot boundary). */
   maxBatchTransactions?: number;
+  /**
+   * A chain node to take blocks from (`simulator/node.ts`: it also serves them over JSON-RPC
+   * and replays wallets' transactions after a restart); unset, the source runs its own simulator.
+   */
+  chain?: { simulator: MarketSimulator; produce(): Block };
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -34,7 +39,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * delivered.
  */
 export function createSimulatorSource(opts: SimulatorSourceOptions): Source & { simulator: MarketSimulator } {
-  const simulator = new MarketSimulator(opts);
+  const simulator = opts.chain?.simulator ?? new MarketSimulator(opts);
+  const produce = opts.chain ? () => opts.chain!.produce() : () => simulator.nextBlock();
   const maxBatch = opts.maxBatchTransactions ?? 2_000;
   return {
     name: 'simulator',
@@ -57,7 +63,7 @@ export function createSimulatorSource(opts: SimulatorSourceOptions): Source & { 
           }
           nextDue += simulator.slotMs;
         }
-        const block = simulator.nextBlock();
+        const block = produce();
         if (block.slot < from.lastSlot) continue;
         batch.push(...block.transactions);
         if (batch.length >= maxBatch) {

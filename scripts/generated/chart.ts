@@ -1,7 +1,10 @@
 import { K6_TREND_STATS } from '../../observability/grafana/k6';
 import { K6_API_PORT, K6_UID } from '../../cdk8s/lib/load-test';
-import { DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
-import { SETTING_NAMES, settingSpec } from '../../core/config/settings';
+import { CHAIN_PATHS, DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
+import { SETTING_NAMES, settingSpec, SOURCE_TYPES } from '../../core/config/settings';
+import { CHAIN_STORAGE } from '../../cdk8s/lib/chain';
+import { CHAIN_DATA_DIR, SECRET_REFS, secretSettingsOf, type KitProcess } from '../../cdk8s/lib/settings-env';
+import { CHAIN_RESOURCES } from '../../cdk8s/lib/sizing';
 import { METRICS, METRIC_LABELS, METRIC_SERVICES, type MetricKey } from '../../core/telemetry/metrics';
 import { EnvironmentSchema } from '../../cdk8s/lib/values';
 import { OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
@@ -41,6 +44,15 @@ export function serviceFactsJson(): string {
         return [name, { readBy: s.readBy, secret: s.secret, ...(s.default === undefined ? {} : { default: s.default }) }];
       }),
     ),
+    // Each process's secret settings per source, as [setting, values section, key] (cdk8s/lib/settings-env.ts).
+    secretEnv: Object.fromEntries(
+      (['api', 'indexer', 'migrate'] as KitProcess[]).map((p) => [
+        p,
+        Object.fromEntries(SOURCE_TYPES.map((src) => [src, secretSettingsOf(p, src).map((n) => [n, ...SECRET_REFS[n]])])),
+      ]),
+    ),
+    // A simulator-source tenant's chain (cdk8s/lib/chain.ts).
+    chain: { dataDir: CHAIN_DATA_DIR, storage: CHAIN_STORAGE, paths: CHAIN_PATHS, resources: CHAIN_RESOURCES },
     metrics: Object.fromEntries((Object.keys(METRICS) as MetricKey[]).map((k) => [k, METRICS[k].name])),
     metricLabels: METRIC_LABELS,
     metricServices: METRIC_SERVICES,

@@ -3,7 +3,7 @@ import { SETTING_NAMES, settingSpec, type ProcessName } from '../../core/config/
 export const BEGIN = '<!-- settings table: generated from core/config/settings.ts by `npm run generate` -->';
 export const END = '<!-- end of settings table -->';
 
-const PROCESS_LABEL: Record<ProcessName, string> = { api: 'API', indexer: 'indexer', embedded: '`npm start`', migrate: 'migrate', operator: 'operator' };
+const PROCESS_LABEL: Record<ProcessName, string> = { api: 'API', indexer: 'indexer', embedded: '`npm start`', migrate: 'migrate', operator: 'operator', chain: 'chain' };
 
 function defaultCell(name: (typeof SETTING_NAMES)[number]): string {
   const s = settingSpec(name);

@@ -32,7 +32,7 @@ async function start(dataDir: string, extraArgs: string[] = []): Promise<Started
   const child = spawn(cmd!, args, {
     cwd: ROOT,
     detached: true,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), API_PORT: '0', API_HOST: '127.0.0.1', DATA_DIR: dataDir },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), API_PORT: '0', CHAIN_RPC_PORT: '0', API_HOST: '127.0.0.1', DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -45,7 +45,7 @@ async function start(dataDir: string, extraArgs: string[] = []): Promise<Started
     if (!m && child.exitCode !== null) throw new Error(`npm start exited: ${out}`);
     return m ? Number(m[1]) : undefined;
   }, 90_000);
-  for (const line of ['WebSocket   ws://localhost:', 'API docs    http://localhost:', 'Metrics     http://localhost:', 'curl http://localhost:']) expect(out).toContain(line);
+  for (const line of ['WebSocket   ws://localhost:', 'API docs    http://localhost:', 'Metrics     http://localhost:', 'Chain RPC   http://localhost:', 'curl http://localhost:']) expect(out).toContain(line);
   return { child, port, exited, output: () => out };
 }
 
@@ -83,6 +83,12 @@ const CURSOR_SLOT_EVENTS = `
     await pg.close();
   })();`;
 
+/** The chain's JSON-RPC, as any client calls it. */
+async function rpc(url: string, method: string, params: unknown[] = []): Promise<Json> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  return (await res.json()) as Json;
+}
+
 const metric = (text: string, name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 'NaN');
 
 describe('npm start: the whole service in one process with nothing installed', () => {
@@ -103,6 +109,7 @@ describe('npm start: the whole service in one process with nothing installed', (
   let closedMarket: Json | undefined;
   let slotBefore = 0;
   let cursorSlotEvents = 0;
+  let traded: { placed: string; cancelled: string; slots: number[] } | undefined;
 
   it('serves live markets over REST and /ws, then exits cleanly on SIGTERM', async () => {
     const s = await start(dataDir);
@@ -128,6 +135,26 @@ describe('npm start: the whole service in one process with nothing installed', (
     expect({ marketId, rest }).toEqual({ marketId: bookUpdate.channel.split(':')[1], rest: {} });
     for (const price of [bestBid, bestAsk]) expect(price === null || Number.isInteger(price)).toBe(true);
     ws.assertValid();
+
+    // The banner's wallet command, run as printed: a wallet's order through /tx, signed with
+    // @solana/kit, sent to the chain's RPC, indexed into /orders, then cancelled the same way.
+    const walletLine = /^ {2}(npm run wallet -- trade --api \S+ --rpc (\S+))/m.exec(s.output())!;
+    expect(walletLine).not.toBeNull();
+    // The README's form of it leaves out the flags whose defaults are `npm start`'s own ports.
+    const readme = /^ *(npm run wallet -- trade)\b/m.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'))![1]!;
+    expect(walletLine[1]!.replace(/ --api \S+ --rpc \S+$/, '')).toBe(readme);
+    const help = (await run('npm', ['run', '--silent', 'wallet', '--', '--help'], { cwd: ROOT })).stdout;
+    expect(help).toContain('--api URL        the tenant\'s API (default http://localhost:3000)');
+    expect(help).toContain('--rpc URL        the chain\'s JSON-RPC (default http://localhost:8899)');
+    const [cmd, ...args] = walletLine[1]!.split(' ');
+    const trade = await run(cmd!, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir() }, timeout: 120_000 });
+    expect(trade.stdout).toMatch(/indexed: order \d+ buy_yes at \d+ bps is open/);
+    expect(trade.stdout).toMatch(/indexed: order \d+ is cancelled/);
+    const placed = /place_order sent: (\w+)/.exec(trade.stdout)![1]!;
+    const cancelled = /cancel_order sent: (\w+)/.exec(trade.stdout)![1]!;
+    const chainUrl = walletLine[2]!.replace('localhost', '127.0.0.1');
+    const slots = await Promise.all([placed, cancelled].map(async (sig) => (await rpc(chainUrl, 'getTransaction', [sig, { maxSupportedTransactionVersion: 0 }])).result.slot as number));
+    traded = { placed, cancelled, slots };
 
     // Remember a market whose trading is over (resolved or closed), and how far the indexer got.
     closedMarket = await waitFor('a market past trading', async () => {
@@ -160,10 +187,16 @@ describe('npm start: the whole service in one process with nothing installed', (
     const again = (await call(`${base}/api/v1/markets/${closedMarket!.address}`)).body.data.market;
     expect(Number(closedMarket!.totalTrades)).toBeGreaterThan(0);
     for (const k of ['totalVolume', 'totalTrades']) expect(again[k]).toEqual(closedMarket![k]);
+    // The rebuilt chain ran the wallet's transactions again in the same slots (its journal).
+    const chainUrl = /Chain RPC {3}(\S+)/.exec(s.output())![1]!.replace('localhost', '127.0.0.1');
+    const slots = await Promise.all([traded!.placed, traded!.cancelled].map(async (sig) => (await rpc(chainUrl, 'getTransaction', [sig, { maxSupportedTransactionVersion: 0 }])).result?.slot));
+    expect(slots).toEqual(traded!.slots);
     // Only the cursor's own slot is delivered again, and the ledger drops exactly its events.
     await waitFor('new slots', async () => Number((await call(`${base}/api/v1/status`)).body.data.lastProcessedSlot) > slotBefore);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metric(metrics, 'service_indexer_duplicate_events_total')).toBe(cursorSlotEvents);
+    // No dead letter of any reason: the rebuilt chain agrees with what was indexed.
+    expect(metrics).not.toMatch(/^service_indexer_dead_letters_total\{[^}]*\} [1-9]/m);
     await stop(s);
   }, 240_000);
 

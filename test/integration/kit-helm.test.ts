@@ -171,14 +171,23 @@ describe('Helm chart', () => {
       [
         'no way to the RPC node',
         (e: any) => (e.networkPolicy.egress.rpc.ipBlocks = []),
-        'networkPolicy.egress.rpc.ipBlocks: required (the indexer must reach the RPC node)',
-        /tenant alpha: networkPolicy.egress.rpc.ipBlocks: required \(the indexer must reach the RPC node\)/,
+        'networkPolicy.egress.rpc.ipBlocks: required (the API and the indexer must reach the RPC node)',
+        /tenant alpha: networkPolicy.egress.rpc.ipBlocks: required \(the API and the indexer must reach the RPC node\)/,
       ],
       [
         'a load test of a tenant the environment lacks',
         (e: any) => (e.platform = { loadTest: { enabled: true, tenant: 'gamma' } }),
         'platform.loadTest.tenant must name one of this environment\'s tenants (alpha, beta), got "gamma"',
         /platform.loadTest.tenant must name one of this environment's tenants \(alpha, beta\), got "gamma"/,
+      ],
+      [
+        'an RPC URL expected in the Secret the dev stores write',
+        (e: any) => {
+          e.devStores = { enabled: true };
+          e.networkPolicy.enabled = false;
+        },
+        'source.rpcUrlSecretRef: the dev stores write Secret market-indexer themselves; name a Secret you create',
+        /tenant alpha: source.rpcUrlSecretRef: the dev stores write Secret market-indexer themselves; name a Secret you create/,
       ],
       [
         'a webhook source without its secret',

@@ -60,7 +60,9 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
           ...(r.source === 'rpc+ws+webhook'
             ? { rpcWsUrlSecretRef: { name: 'rpc', key: 'ws' }, webhookSecretRef: { name: 'hook', key: 'secret' } }
             : {}),
-          ...(webhook ? { webhookSecretRef: { name: 'market-indexer', key: 'WEBHOOK_SECRET' } } : {}),
+          ...(webhook ? { webhookSecretRef: { name: r.devStores ? 'hook' : 'market-indexer', key: 'WEBHOOK_SECRET' } } : {}),
+          // The dev stores write their Secret whole: an outside RPC's URL lives in another one.
+          ...(r.devStores && r.source !== 'simulator' ? { rpcUrlSecretRef: { name: 'rpc', key: 'url' } } : {}),
         },
         api: {
           replicas: r.replicas,

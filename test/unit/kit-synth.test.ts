@@ -237,7 +237,7 @@ describe('cdk8s kit: the operator in the platform part', () => {
       environment: 'x',
       tenants: {
         t: {
-          source: { type: 'rpc', webhookSecretRef: { name: 'a', key: 'b' } },
+          source: { type: 'rpc', rpcUrlSecretRef: { name: 'rpc', key: 'url' }, webhookSecretRef: { name: 'a', key: 'b' } },
           devStores: { enabled: true },
           api: { autoscaling: { enabled: true }, ingress: { enabled: true, host: 't.example' } },
           networkPolicy: { egress: { rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] } } },

@@ -116,6 +116,9 @@ in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process
 {{- $_ := set $data "PUBLIC_HOSTS" $v.api.ingress.host -}}
 {{- $_ := set $data "TRUST_PROXY" (include "market-indexer.envValue" $v.api.ingress.trustedHops) -}}
 {{- end -}}
+{{- else if eq .process "chain" -}}
+{{- $_ := set $data "CHAIN_RPC_PORT" (include "market-indexer.envValue" $facts.ports.chain) -}}
+{{- $_ := set $data "DATA_DIR" $facts.chain.dataDir -}}
 {{- else -}}
 {{- $_ := set $data "INDEXER_PORT" (include "market-indexer.envValue" $facts.ports.indexer) -}}
 {{- end -}}
@@ -126,6 +129,21 @@ in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process
 {{- end -}}
 {{- end -}}
 {{- toJson $data -}}
+{{- end -}}
+
+{{/*
+A process's secret settings for the tenant's source, each as a reference to its Secret, where the
+tenant has one: the table of files/service.json (secretSettingsOf in cdk8s/lib/settings-env.ts).
+Argument: (dict "facts" facts "process" p "v" v).
+*/}}
+{{- define "market-indexer.secretEnvs" -}}
+{{- $v := .v -}}
+{{- range (index .facts.secretEnv .process $v.source.type) }}
+{{- $ref := index $v (index . 1) (index . 2) }}
+{{- if $ref }}
+{{ include "market-indexer.secretEnv" (list (index . 0) $ref) }}
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* A secret setting as a reference to its Secret. Argument: (list name ref). */}}
@@ -201,8 +219,8 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- if gt (int $v.api.autoscaling.minReplicas) (int $v.api.autoscaling.maxReplicas) -}}
 {{- $p = append $p "api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas" -}}
 {{- end -}}
-{{- if and (eq $v.source.type "rpc") (not $v.source.rpcUrlSecretRef) -}}
-{{- $p = append $p "source.rpcUrlSecretRef: required when source.type is rpc" -}}
+{{- if not $v.source.rpcUrlSecretRef -}}
+{{- $p = append $p "source.rpcUrlSecretRef: required (the API builds /tx/* transactions on the RPC's blockhashes; an rpc source's indexer reads it too)" -}}
 {{- end -}}
 {{- if and (eq $v.source.type "webhook") (not $v.source.webhookSecretRef) -}}
 {{- $p = append $p "source.webhookSecretRef: required when source.type is webhook" -}}
@@ -212,6 +230,20 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- end -}}
 {{- if and $v.api.ingress.enabled (not $v.api.ingress.host) -}}
 {{- $p = append $p "api.ingress.host: required when api.ingress.enabled is true" -}}
+{{- end -}}
+{{- /* The dev stores write their Secret(s) whole: a key the kit does not write there would be missing. */ -}}
+{{- if $v.devStores.enabled -}}
+{{- $written := list $v.database.secretRef.name $v.redis.secretRef.name -}}
+{{- $refs := list (list "rpcWsUrlSecretRef" $v.source.rpcWsUrlSecretRef) (list "webhookSecretRef" $v.source.webhookSecretRef) -}}
+{{- if ne $v.source.type "simulator" -}}
+{{- $refs = prepend $refs (list "rpcUrlSecretRef" $v.source.rpcUrlSecretRef) -}}
+{{- end -}}
+{{- range $r := $refs -}}
+{{- $ref := index $r 1 -}}
+{{- if and $ref (has $ref.name $written) -}}
+{{- $p = append $p (printf "source.%s: the dev stores write Secret %s themselves; name a Secret you create" (index $r 0) $ref.name) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- if ge (int $v.monitoring.slotLag.warning) (int $v.monitoring.slotLag.critical) -}}
 {{- $p = append $p "monitoring.slotLag.warning must be below monitoring.slotLag.critical" -}}
@@ -227,7 +259,10 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- end -}}
 {{- end -}}
 {{- if and (eq $v.source.type "rpc") (not $np.egress.rpc.ipBlocks) -}}
-{{- $p = append $p "networkPolicy.egress.rpc.ipBlocks: required (the indexer must reach the RPC node), or set networkPolicy.enabled to false" -}}
+{{- $p = append $p "networkPolicy.egress.rpc.ipBlocks: required (the API and the indexer must reach the RPC node), or set networkPolicy.enabled to false" -}}
+{{- end -}}
+{{- if and (eq $v.source.type "webhook") (not $np.egress.rpc.ipBlocks) -}}
+{{- $p = append $p "networkPolicy.egress.rpc.ipBlocks: required (the API must reach the RPC node for /tx/*), or set networkPolicy.enabled to false" -}}
 {{- end -}}
 {{- if and $v.settings.OTEL_EXPORTER_OTLP_ENDPOINT (not $np.egress.otlp.ipBlocks) -}}
 {{- $p = append $p "networkPolicy.egress.otlp.ipBlocks: required (traces go to OTEL_EXPORTER_OTLP_ENDPOINT), or set networkPolicy.enabled to false" -}}

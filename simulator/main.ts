@@ -1,0 +1,94 @@
+// `npm run chain`: the simulated chain alone, as a local validator would run, behind its Solana
+// JSON-RPC (HTTP and WebSocket on CHAIN_RPC_PORT, 8899). What a simulator-source tenant of the
+// kit runs as its chain, and what `npm run tenant` starts for the others. Not a Solana node: it
+// runs only the market program (simulator/), with simulated traders.
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { intOption } from '../core/cli';
+import { loadConfigOrExit } from '../core/config';
+import { createLogger } from '../core/telemetry/logger';
+import { GenesisMismatchError, openChainNode } from './node';
+
+const USAGE = `usage: npm run chain -- [options]
+  --data-dir PATH      genesis and accepted transactions (default: DATA_DIR when set, else .data/chain)
+  --fresh              delete the data folder first: a new chain
+  --seed N             simulator seed (default 1; kept in the data folder)
+  --epoch-seconds N    market duration (default 60; kept in the data folder)
+  --feeds N            oracle feeds, one market per epoch each (default 2; kept in the data folder)
+  --history-slots N    slots of history the RPC keeps (default 20000, about 2 h)
+  --port N             RPC port (default CHAIN_RPC_PORT, 8899)
+  --help`;
+
+let values: ReturnType<typeof parse>['values'];
+function parse() {
+  return parseArgs({
+    options: {
+      'data-dir': { type: 'string' },
+      fresh: { type: 'boolean', default: false },
+      seed: { type: 'string' },
+      'epoch-seconds': { type: 'string' },
+      feeds: { type: 'string' },
+      'history-slots': { type: 'string' },
+      port: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+}
+try {
+  values = parse().values;
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+const config = loadConfigOrExit();
+const logger = createLogger({ level: config.logLevel, service: 'chain', tenant: config.tenantId });
+const dataDir = path.resolve(values['data-dir'] ?? (process.env.DATA_DIR ? config.dataDir : path.join('.data', 'chain')));
+if (values.fresh) rmSync(dataDir, { recursive: true, force: true });
+
+void (async () => {
+  let node: ReturnType<typeof openChainNode>;
+  try {
+    node = openChainNode({
+      programId: config.programId,
+      dataDir,
+      seed: intOption('seed', values.seed),
+      epochSeconds: intOption('epoch-seconds', values['epoch-seconds'], 10),
+      feeds: intOption('feeds', values.feeds, 1),
+      historySlots: intOption('history-slots', values['history-slots'], 1),
+    });
+  } catch (err) {
+    if (!(err instanceof GenesisMismatchError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+  const port = intOption('port', values.port) ?? config.chainRpcPort;
+  const endpoints = await node.rpc.listen(port, config.apiHost).catch((err: NodeJS.ErrnoException) => {
+    process.stderr.write(err.code === 'EADDRINUSE' ? `port ${port} is in use: stop what holds it (a local validator?) or set CHAIN_RPC_PORT\n` : `${err.message}\n`);
+    process.exit(1);
+  });
+  const stop = node.runRealtime();
+  const due = node.dueSlot();
+  logger.info({ dataDir, genesis: node.genesis, dueSlot: due }, 'chain started; rebuilding to the wall clock');
+  process.stdout.write(`simulated chain: RPC ${endpoints.url}, ${endpoints.wsUrl} (program ${config.programId}, data in ${dataDir})\n`);
+  process.send?.({ type: 'listening', port: endpoints.port });
+  const caughtUp = setInterval(() => {
+    if (!node.caughtUp()) return;
+    clearInterval(caughtUp);
+    logger.info({ slot: node.simulator.slot, replay: node.replayStats() }, 'chain caught up with the wall clock');
+  }, 200);
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'chain stopping');
+    clearInterval(caughtUp);
+    stop();
+    void node.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+})();
