@@ -63,7 +63,7 @@ async function loadKey(file: string) {
   return key;
 }
 
-const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+const print = (v: unknown): void => void process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
 async function main(): Promise<void> {
   let parsed: ReturnType<typeof parse>;
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     case 'address':
       return void process.stdout.write(`${wallet.address}\n`);
     case 'trade':
-      return runTrade(wallet, (line) => process.stdout.write(`${line}\n`));
+      return void (await runTrade(wallet, (line) => process.stdout.write(`${line}\n`)));
     case 'place-order':
       return print({ signature: await wallet.send('place-order', { market: need('market'), side: o.side, priceBps: Number(need('price')), quantity: o.quantity }) });
     case 'cancel-order':
