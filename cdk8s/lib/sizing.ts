@@ -3,6 +3,12 @@ import type { Resources, TenantValues } from './values';
 
 /** Resources of the one-shot migration init container of the API pods. */
 export const MIGRATE_RESOURCES: Resources = { requests: { cpu: '50m', memory: '96Mi' }, limits: { cpu: '500m', memory: '256Mi' } };
+/**
+ * Resources of the chart's `helm test` Pod (check/main.ts; ~92 MB peak RSS measured under plain
+ * node). Below an API pod's, so a quota that admits a rollout's surge API pod admits it once the
+ * rollout is done.
+ */
+export const CHECK_RESOURCES: Resources = { requests: { cpu: '50m', memory: '96Mi' }, limits: { cpu: '500m', memory: '192Mi' } };
 /** Resources of each dev store (PostgreSQL, Redis). */
 export const DEV_STORE_RESOURCES: Resources = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } };
 

@@ -1,5 +1,6 @@
 import { K6_TREND_STATS } from '../../observability/grafana/k6';
 import { K6_API_PORT, K6_UID } from '../../cdk8s/lib/load-test';
+import { CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
 import { DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
 import { SETTING_NAMES, settingSpec } from '../../core/config/settings';
 import { METRICS, METRIC_LABELS, METRIC_SERVICES, type MetricKey } from '../../core/telemetry/metrics';
@@ -48,6 +49,8 @@ export function serviceFactsJson(): string {
     operatorPermissions: OPERATOR_PERMISSIONS.map((p) => ({ group: p.group, resource: p.resource, verbs: p.verbs, namespaced: !!p.namespaced })),
     // The load test's TestRun (cdk8s/lib/load-test.ts).
     loadTest: { trendStats: K6_TREND_STATS, k6Uid: K6_UID, k6ApiPort: K6_API_PORT },
+    // The `helm test` Pod (templates/tests/api-check.yaml), which runs image.commands.check.
+    check: { resources: CHECK_RESOURCES },
   };
   return `${JSON.stringify(facts, null, 2)}\n`;
 }
