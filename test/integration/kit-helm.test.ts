@@ -44,7 +44,8 @@ function expectedTestHooks(env: EnvironmentInput): string[] {
   return Object.keys(env.tenants).flatMap((t) => {
     const policies = env.tenants[t]?.networkPolicy?.enabled ?? env.networkPolicy?.enabled ?? true;
     const ns = `mi-${t}`;
-    return [`Pod ${ns}/market-indexer-api-check`, ...(policies ? [`NetworkPolicy ${ns}/market-indexer-api-check`, `NetworkPolicy ${ns}/market-indexer-api-check-to-api`] : [])];
+    const name = `market-indexer-api-check-${t}`;
+    return [`Pod ${ns}/${name}`, ...(policies ? [`NetworkPolicy ${ns}/${name}`, `NetworkPolicy ${ns}/${name}-to-api`] : [])];
   });
 }
 
@@ -262,7 +263,7 @@ describe('helm test: a check Pod per tenant (templates/tests/api-check.yaml)', (
   it.each(ENVIRONMENT_NAMES)("%s: runs the image's check command against the tenant's API Service, in its variant, again on every helm test", (env) => {
     for (const [tenant, own] of Object.entries(ENVIRONMENTS[env]!.tenants)) {
       const ns = `mi-${tenant}`;
-      const pod = find(env, `Pod ${ns}/market-indexer-api-check`) as Pod;
+      const pod = find(env, `Pod ${ns}/market-indexer-api-check-${tenant}`) as Pod;
       expect(pod.metadata.annotations).toEqual({ 'helm.sh/hook': 'test', 'helm.sh/hook-delete-policy': 'before-hook-creation' });
       expect(pod.spec.restartPolicy).toBe('Never');
       const api = find(env, `Deployment ${ns}/market-indexer-api`) as unknown as { spec: { template: { spec: Pod['spec'] } } };
@@ -282,8 +283,8 @@ describe('helm test: a check Pod per tenant (templates/tests/api-check.yaml)', (
       }
       expect(check!.resources).toEqual(CHECK_RESOURCES);
       // The way through the tenant's default-deny: from this Pod to the API pods' port, and into them from it.
-      const out = find(env, `NetworkPolicy ${ns}/market-indexer-api-check`) as Policy;
-      const into = find(env, `NetworkPolicy ${ns}/market-indexer-api-check-to-api`) as Policy;
+      const out = find(env, `NetworkPolicy ${ns}/market-indexer-api-check-${tenant}`) as Policy;
+      const into = find(env, `NetworkPolicy ${ns}/market-indexer-api-check-${tenant}-to-api`) as Policy;
       for (const p of [out, into]) {
         expect(p.metadata.annotations).toEqual({ 'helm.sh/hook': 'test', 'helm.sh/hook-weight': '-1', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
         expect(schemaProblems(p)).toEqual([]);
@@ -308,7 +309,7 @@ describe('helm test: a check Pod per tenant (templates/tests/api-check.yaml)', (
     env.tenants.beta.variant = 'legacy';
     env.tenants.alpha.networkPolicy = { enabled: false };
     const objects = await helmTemplate([env]);
-    const args = (t: string) => (objects.find((o) => keyOf(o) === `Pod mi-${t}/market-indexer-api-check`) as Pod).spec.containers[0]!.args;
+    const args = (t: string) => (objects.find((o) => keyOf(o) === `Pod mi-${t}/market-indexer-api-check-${t}`) as Pod).spec.containers[0]!.args;
     expect(args('beta')).toEqual(['--url', 'http://market-indexer-api.mi-beta.svc:80', '--variant', 'legacy']);
     expect(args('alpha')).toEqual(['--url', 'http://market-indexer-api.mi-alpha.svc:80', '--variant', 'v1']);
     expect(objects.filter(isHook).map(keyOf).sort()).toEqual(expectedTestHooks(env).sort());
