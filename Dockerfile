@@ -2,6 +2,7 @@
 #   API      docker run … market-indexer                        (node dist/server/main.js)
 #   indexer  docker run … market-indexer node --max-semi-space-size=64 dist/indexer/main.js --source rpc
 #   operator docker run … market-indexer node dist/operator/main.js
+#   check    docker run … market-indexer node dist/check/main.js --url http://<API> (helm test)
 # Runs as a numeric non-root uid and writes nothing outside /tmp, so it works with a read-only
 # root filesystem (mount an emptyDir or tmpfs at /tmp). The build steps are `npm ci` and
 # `npm run build`, the same commands the test suite's build test runs.
@@ -19,6 +20,7 @@ COPY indexer ./indexer
 COPY simulator ./simulator
 COPY server ./server
 COPY operator ./operator
+COPY check ./check
 COPY cdk8s/lib ./cdk8s/lib
 COPY cdk8s/imports ./cdk8s/imports
 COPY api-reference ./api-reference

@@ -56,5 +56,7 @@ export const IMAGE = {
     // V8 grows the heap lazily (~360 MB with 100 tenants, ~110 MB live): capped so the operator
     // stays inside its 512 Mi limit (npm run bench -- operator).
     operator: ['node', '--max-old-space-size=256', 'dist/operator/main.js'],
+    // Checks a tenant's API through its Service: the chart's `helm test` Pod (check/main.ts).
+    check: ['node', 'dist/check/main.js'],
   },
 } as const;

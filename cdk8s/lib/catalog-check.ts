@@ -71,7 +71,7 @@ export function catalogProblems(objects: Manifest[], isServiceImage: (image: str
         }
       }
       const process = processOf(c);
-      if (process && process !== 'operator') {
+      if (process && process !== 'operator' && process !== 'check') {
         const missing = requiredSettings(process, sourceOf(c)).filter((n) => !given.has(n));
         if (missing.length) problems.push(`${where} runs the ${process}${process === 'indexer' ? ` (--source ${sourceOf(c)})` : ''} without ${missing.join(', ')}, which it needs (core/config/settings.ts requiredBy)`);
       }

@@ -4,7 +4,7 @@ import { CHAIN_PATHS, DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constan
 import { SETTING_NAMES, settingSpec, SOURCE_TYPES } from '../../core/config/settings';
 import { CHAIN_STORAGE } from '../../cdk8s/lib/chain';
 import { CHAIN_DATA_DIR, SECRET_REFS, secretSettingsOf, type KitProcess } from '../../cdk8s/lib/settings-env';
-import { CHAIN_RESOURCES } from '../../cdk8s/lib/sizing';
+import { CHAIN_RESOURCES, CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
 import { METRICS, METRIC_LABELS, METRIC_SERVICES, type MetricKey } from '../../core/telemetry/metrics';
 import { EnvironmentSchema } from '../../cdk8s/lib/values';
 import { OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
@@ -60,6 +60,8 @@ export function serviceFactsJson(): string {
     operatorPermissions: OPERATOR_PERMISSIONS.map((p) => ({ group: p.group, resource: p.resource, verbs: p.verbs, namespaced: !!p.namespaced })),
     // The load test's TestRun (cdk8s/lib/load-test.ts).
     loadTest: { trendStats: K6_TREND_STATS, k6Uid: K6_UID, k6ApiPort: K6_API_PORT },
+    // The `helm test` Pod (templates/tests/api-check.yaml), which runs image.commands.check.
+    check: { resources: CHECK_RESOURCES },
   };
   return `${JSON.stringify(facts, null, 2)}\n`;
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { rulesTemplateJson, serviceFactsJson, valuesSchemaJson } from './chart';
+import { withValuesTable } from './chart-readme';
 import { marketIndexerCrdYaml } from './crd';
 import { withSettingsTable } from './configuration-doc';
 import { withPermissionsTable } from './operator-doc';
@@ -50,6 +51,12 @@ export const GENERATED_FILES: GeneratedFile[] = [
     path: 'charts/market-indexer/values.schema.json',
     source: 'cdk8s/lib/values.ts',
     content: valuesSchemaJson,
+  },
+  // The chart's parameters table, from values.yaml's `# --` comments (helm-docs' convention), which must begin with the schema's descriptions.
+  {
+    path: 'charts/market-indexer/README.md',
+    source: "charts/market-indexer/values.yaml (its `# --` comments), cdk8s/lib/values.ts (the descriptions they begin with)",
+    content: () => withValuesTable(read('charts/market-indexer/README.md'), read('charts/market-indexer/values.yaml')),
   },
   {
     path: 'cdk8s/crds/marketindexer.yaml',

