@@ -9,15 +9,15 @@ import { FIELD_MANAGER } from '../../operator/reconcile';
 import { renderTenant } from '../../operator/render';
 import { isPermitted, OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
 import { LEASE_NAME } from '../../operator/run';
-import { startTestApiServer, type TestApiServer } from '../support/kube-apiserver/server';
-import type { Json } from '../support/kube-apiserver/fields';
+import { startTestApiServer, type TestApiServer } from '../../local/kube-apiserver/server';
+import type { Json } from '../../local/kube-apiserver/fields';
 import { parseManifests, ROOT } from '../support/kit';
 import { spawnOperator, type Child } from '../support/processes';
 import { waitFor } from '../support/tables';
 import { readFileSync } from 'node:fs';
 
 // The operator runs as its own process (the real entry point) against the protocol-faithful
-// test API server (test/support/kube-apiserver, checked with the real kubectl in
+// test API server (local/kube-apiserver, checked with the real kubectl in
 // test/integration/kube-apiserver.test.ts). Pods never run there: the test stands in for the
 // Deployment controller by writing the Deployments' status, and for the tenants' indexers by
 // answering their /status.

@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { ensureTool } from '../../scripts/kit-tools';
-import { startTestApiServer, type TestApiServer } from '../support/kube-apiserver/server';
+import { startTestApiServer, type TestApiServer } from '../../local/kube-apiserver/server';
 import { ROOT } from '../support/kit';
 
 // The test API server's fidelity, checked with an independent real client: the kubectl v1.33
@@ -156,7 +156,7 @@ describe('test API server, driven by the real kubectl', () => {
   it('is runnable on its own, writing a kubeconfig kubectl can use', async () => {
     const out = path.join(dir, 'standalone.kubeconfig');
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/kube-apiserver/main.ts', '--port', '0', '--kubeconfig-out', out], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'local/kube-apiserver/main.ts', '--port', '0', '--kubeconfig-out', out], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
