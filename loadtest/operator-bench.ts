@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { marketIndexerCrd, type Condition } from '../cdk8s/lib/crd';
-import { startTestApiServer } from '../test/support/kube-apiserver/server';
-import type { Json } from '../test/support/kube-apiserver/fields';
+import { startTestApiServer } from '../local/kube-apiserver/server';
+import type { Json } from '../local/kube-apiserver/fields';
 import { ROOT } from './support';
 
 const TOKEN = 'operator';
@@ -22,7 +22,7 @@ export async function run(): Promise<void> {
   const s = api.store;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'operator-bench-'));
   writeFileSync(path.join(dir, 'kubeconfig'), api.kubeconfig(TOKEN));
-  writeFileSync(path.join(dir, 'defaults.yaml'), stringify({ source: { type: 'simulator' }, devStores: { enabled: true }, monitoring: { enabled: false }, quota: { persistentVolumeClaims: 2 } }));
+  writeFileSync(path.join(dir, 'defaults.yaml'), stringify({ source: { type: 'simulator' }, devStores: { enabled: true }, monitoring: { enabled: false }, quota: { persistentVolumeClaims: 3 } }));
   s.create(s.typeOf('apiextensions.k8s.io', 'v1', 'customresourcedefinitions'), undefined, marketIndexerCrd(), 'bench');
   s.create(s.typeOf('', 'v1', 'namespaces'), undefined, { metadata: { name: 'market-indexer-system' } }, 'bench');
   const status = http.createServer((_req, res) => void res.end(JSON.stringify({ slotLag: 1, lastProcessedSlot: '10', writer: 'w:1', indexerRunning: true })));

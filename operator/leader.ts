@@ -1,6 +1,6 @@
 import type { Logger } from '../core/telemetry/logger';
 import type { Metrics } from '../core/telemetry/metrics';
-import { isConflict, type KubeClient, type KubeObject } from './kube/client';
+import { isConflict, isNotFound, type KubeClient, type KubeObject } from './kube/client';
 import { LEASE } from '../cdk8s/lib/kinds';
 
 interface LeaseSpec {
@@ -36,6 +36,27 @@ export function createLeaderElector(opts: {
   let observed: { record: string; at: number } | undefined;
   let leading = false;
   let lastRenew = 0;
+  /** What the lease requests fail with, once logged: the same failure is not logged again. */
+  let failing: string | undefined;
+
+  /**
+   * A failed lease request, logged once per distinct cause (a campaign retries several times a
+   * second). A missing namespace is the usual first-run mistake outside a cluster: the error
+   * names it and the fix, and the campaign goes on, so creating it is enough.
+   */
+  function report(err: unknown, retryMs: number): void {
+    const message = (err as Error).message;
+    if (message === failing) return;
+    failing = message;
+    if (isNotFound(err) && message.includes(`namespaces "${opts.namespace}" not found`)) {
+      logger.error(
+        { lease: `${opts.namespace}/${opts.name}`, retryMs },
+        `the lease namespace "${opts.namespace}" does not exist: create it (kubectl create namespace ${opts.namespace}) or set OPERATOR_NAMESPACE to an existing namespace; retrying until then`,
+      );
+    } else {
+      logger.warn({ err: message, retryMs }, 'lease request failed; retrying');
+    }
+  }
 
   async function tryAcquireOrRenew(): Promise<boolean> {
     const lease = (await kube.get(LEASE, opts.namespace, opts.name)) as Lease | undefined;
@@ -85,9 +106,11 @@ export function createLeaderElector(opts: {
         try {
           ok = await tryAcquireOrRenew();
         } catch (err) {
-          if (!isConflict(err)) logger.warn({ err: (err as Error).message }, 'lease request failed');
+          if (!isConflict(err)) report(err, retryMs);
         }
         if (ok) {
+          if (failing) logger.info({ lease: `${opts.namespace}/${opts.name}` }, 'lease requests succeed again');
+          failing = undefined;
           lastRenew = Date.now();
           if (!leading) {
             leading = true;

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { IMAGE } from '../../core/constants';
-import { startTestApiServer } from '../support/kube-apiserver/server';
+import { startTestApiServer } from '../../local/kube-apiserver/server';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { ROOT } from '../support/processes';
 import { TEST_REDIS_URL, testTenant } from '../support/redis';

@@ -9,15 +9,15 @@ import { FIELD_MANAGER } from '../../operator/reconcile';
 import { renderTenant } from '../../operator/render';
 import { isPermitted, OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
 import { LEASE_NAME } from '../../operator/run';
-import { startTestApiServer, type TestApiServer } from '../support/kube-apiserver/server';
-import type { Json } from '../support/kube-apiserver/fields';
+import { startTestApiServer, type TestApiServer } from '../../local/kube-apiserver/server';
+import type { Json } from '../../local/kube-apiserver/fields';
 import { parseManifests, ROOT } from '../support/kit';
 import { spawnOperator, type Child } from '../support/processes';
 import { waitFor } from '../support/tables';
 import { readFileSync } from 'node:fs';
 
 // The operator runs as its own process (the real entry point) against the protocol-faithful
-// test API server (test/support/kube-apiserver, checked with the real kubectl in
+// test API server (local/kube-apiserver, checked with the real kubectl in
 // test/integration/kube-apiserver.test.ts). Pods never run there: the test stands in for the
 // Deployment controller by writing the Deployments' status, and for the tenants' indexers by
 // answering their /status.
@@ -123,7 +123,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     source: { type: 'simulator' },
     devStores: { enabled: true },
     api: { autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 }, ingress: { enabled: true, host: 'alpha.example.com', tlsSecretName: 'alpha-tls' } },
-    quota: { requestsCpu: '8', limitsCpu: '32', limitsMemory: '32Gi', persistentVolumeClaims: 2 },
+    quota: { requestsCpu: '8', limitsCpu: '32', limitsMemory: '32Gi', persistentVolumeClaims: 3 },
   };
 
   it('creates every object of the tenant, each owned by its MarketIndexer, and reports Ready once they roll out', async () => {
@@ -230,11 +230,11 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
 
   it('refuses a second MarketIndexer for a tenant, and a namespace nobody owns, touching neither', async () => {
     const mark = api.requests.length;
-    createMi('alpha-again', { tenant: 'alpha', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    createMi('alpha-again', { tenant: 'alpha', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 3 } });
     await waitFor('claim refused', async () => condition('alpha-again', 'Degraded')?.reason === 'TenantClaimed');
     expect(condition('alpha-again', 'Degraded')!.message).toContain('belongs to MarketIndexer alpha');
     s().create(type('', 'v1', 'namespaces'), undefined, { metadata: { name: 'mi-zeta' } }, 'someone');
-    createMi('zeta', { tenant: 'zeta', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    createMi('zeta', { tenant: 'zeta', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 3 } });
     await waitFor('zeta refused', async () => condition('zeta', 'Degraded')?.reason === 'TenantClaimed');
     expect(condition('zeta', 'Degraded')!.message).toContain('namespace mi-zeta exists and no MarketIndexer owns it');
     const touched = writesSince(mark).filter((w) => w.namespace === 'mi-alpha' || w.namespace === 'mi-zeta' || w.name === 'mi-zeta');
@@ -242,7 +242,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
   });
 
   it('answers a spec the kit cannot deploy with Degraded InvalidSpec, naming the field', async () => {
-    createMi('iota', { tenant: 'iota', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 }, api: { ingress: { enabled: true } } });
+    createMi('iota', { tenant: 'iota', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 3 }, api: { ingress: { enabled: true } } });
     await waitFor('invalid', async () => condition('iota', 'Degraded')?.reason === 'InvalidSpec');
     expect(condition('iota', 'Degraded')!.message).toContain('api.ingress.host: required when api.ingress.enabled is true');
     expect(ofTenant('mi-iota')).toEqual([]);
@@ -257,7 +257,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
   });
 
   it('on deletion with Delete, removes the namespace and all in it', async () => {
-    createMi('gamma', { tenant: 'gamma', deletionPolicy: 'Delete', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    createMi('gamma', { tenant: 'gamma', deletionPolicy: 'Delete', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 3 } });
     await waitFor('gamma applied', async () => condition('gamma', 'Degraded')?.status === 'False');
     s().delete(MI(), undefined, 'gamma', 'test');
     await waitFor('gamma and its namespace gone', async () => !getMi('gamma') && ofTenant('mi-gamma').length === 0);
@@ -265,7 +265,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
 
   it('rides out an API server restart that forgets its watch history, and converges', async () => {
     await api.restart({ compact: true });
-    createMi('delta', { tenant: 'delta', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    createMi('delta', { tenant: 'delta', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 3 } });
     await waitFor('delta applied after the restart', async () => condition('delta', 'Degraded')?.status === 'False', 60_000);
     expect(ofTenant('mi-delta').length).toBeGreaterThan(20);
   });
@@ -299,14 +299,14 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     operators[0]!.child.kill('SIGKILL');
     await waitFor('the standby to lead', async () => holder() !== first && metric(await metricsOf(standbyPort), 'service_operator_is_leader') === 1, LEASE_SECONDS * 4000);
     expect((s().find(leases, 'market-indexer-system', LEASE_NAME)!.spec as Json).leaseTransitions).toBeGreaterThanOrEqual(1);
-    createMi('epsilon', { tenant: 'epsilon', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 2 } });
+    createMi('epsilon', { tenant: 'epsilon', source: { type: 'simulator' }, devStores: { enabled: true }, quota: { persistentVolumeClaims: 3 } });
     await waitFor('epsilon applied by the new leader', async () => condition('epsilon', 'Degraded')?.status === 'False', 60_000);
     operatorPort = standbyPort;
   });
 
   it('converges 100 MarketIndexers created at once', async () => {
     const names = Array.from({ length: 100 }, (_, i) => `bulk-${i}`);
-    const spec = { source: { type: 'simulator' }, devStores: { enabled: true }, monitoring: { enabled: false }, quota: { persistentVolumeClaims: 2 } };
+    const spec = { source: { type: 'simulator' }, devStores: { enabled: true }, monitoring: { enabled: false }, quota: { persistentVolumeClaims: 3 } };
     for (const n of names) createMi(n, { tenant: n, ...spec });
     const ready = (n: string) => condition(n, 'Ready')?.status === 'True';
     await waitFor(

@@ -6,8 +6,9 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
 import { synthEnvironment } from '../../cdk8s/synth';
+import type { Json } from '../../local/kube-apiserver/fields';
 import { ensureTool } from '../../scripts/kit-tools';
-import { startTestApiServer, type TestApiServer } from '../support/kube-apiserver/server';
+import { startTestApiServer, type TestApiServer } from '../../local/kube-apiserver/server';
 import { ROOT } from '../support/kit';
 
 // The test API server's fidelity, checked with an independent real client: the kubectl v1.33
@@ -29,6 +30,7 @@ describe('test API server, driven by the real kubectl', () => {
     }
   };
   const raw = (p: string, init?: RequestInit) => fetch(`${api.url}${p}`, init);
+  const get = async (p: string) => (await (await raw(p)).json()) as Json & { metadata: Json };
   const file = (name: string, content: unknown) => {
     const f = path.join(dir, name);
     writeFileSync(f, typeof content === 'string' ? content : stringify(content));
@@ -127,7 +129,6 @@ describe('test API server, driven by the real kubectl', () => {
   });
 
   it('holds a finalized object until its finalizers go, then deletes it and, in the background, what it owns', async () => {
-    // Imperative `kubectl create <kind>` sends protobuf, which this server does not speak: objects come from files.
     await kubectl('apply', '--server-side', '-f', file('gc.yaml', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gc' } }));
     const owner = JSON.parse((await kubectl('create', '-o', 'json', '-f', file('owner.yaml', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace: 'gc' } }))).out);
     await kubectl('patch', 'configmap', 'owner', '-n', 'gc', '--type=merge', '-p', '{"metadata":{"finalizers":["marketindexer.dev/test"]}}');
@@ -153,10 +154,112 @@ describe('test API server, driven by the real kubectl', () => {
     expect((await kubectl('get', 'namespace', 'doomed')).err).toContain('namespaces "doomed" not found');
   });
 
+  it("takes what kubectl's imperative commands send as protobuf: create namespace, secret generic, configmap, serviceaccount; get -o json; delete", async () => {
+    const mark = api.requests.length;
+    expect(await kubectl('create', 'namespace', 'pb')).toMatchObject({ code: 0, out: 'namespace/pb created\n' });
+    expect(await kubectl('create', 'secret', 'generic', 's', '--from-literal=K=V', '--from-literal=EMPTY=', '-n', 'pb')).toMatchObject({ code: 0, out: 'secret/s created\n' });
+    expect(await kubectl('create', 'configmap', 'c', '--from-literal=a=b', '--from-literal=e=', '-n', 'pb')).toMatchObject({ code: 0, out: 'configmap/c created\n' });
+    expect(await kubectl('create', 'serviceaccount', 'sa', '-n', 'pb')).toMatchObject({ code: 0, out: 'serviceaccount/sa created\n' });
+    // kubectl did send protobuf: the test would otherwise prove nothing about it.
+    expect(api.requests.slice(mark).filter((r) => r.verb === 'create').map((r) => `${r.resource} ${r.contentType}`)).toEqual([
+      'namespaces application/vnd.kubernetes.protobuf',
+      'secrets application/vnd.kubernetes.protobuf',
+      'configmaps application/vnd.kubernetes.protobuf',
+      'serviceaccounts application/vnd.kubernetes.protobuf',
+    ]);
+
+    const get = async (...what: string[]) => JSON.parse((await kubectl('get', ...what, '-o', 'json')).out) as Json & { metadata: Json };
+    const ns = await get('namespace', 'pb');
+    expect([ns.kind, ns.metadata.name, ns.status]).toEqual(['Namespace', 'pb', { phase: 'Active' }]);
+    const secret = await get('secret', 's', '-n', 'pb');
+    expect([secret.type, secret.data, secret.metadata.namespace]).toEqual(['Opaque', { K: Buffer.from('V').toString('base64'), EMPTY: '' }, 'pb']);
+    expect((await get('configmap', 'c', '-n', 'pb')).data).toEqual({ a: 'b', e: '' });
+    const sa = await get('serviceaccount', 'sa', '-n', 'pb');
+    expect([sa.kind, sa.metadata.name]).toEqual(['ServiceAccount', 'sa']);
+    // Go writes every unset field of a struct as its zero value; none of them reaches the object.
+    expect(Object.keys(secret.metadata).sort()).toEqual(['creationTimestamp', 'generation', 'name', 'namespace', 'resourceVersion', 'uid']);
+
+    expect(await kubectl('delete', 'secret', 's', '-n', 'pb')).toMatchObject({ code: 0, out: 'secret "s" deleted\n' });
+    expect((await kubectl('get', 'secret', 's', '-n', 'pb')).err).toContain('secrets "s" not found');
+    expect(await kubectl('delete', 'namespace', 'pb')).toMatchObject({ code: 0, out: 'namespace "pb" deleted\n' });
+    // kubectl names the missing namespace itself when a namespaced get finds nothing.
+    expect((await kubectl('get', 'configmap', 'c', '-n', 'pb')).err).toContain('namespaces "pb" not found');
+    expect((await raw('/api/v1/namespaces/pb/configmaps/c')).status).toBe(404);
+  });
+
+  it('names RBAC objects as the real server does: any path segment (the kit\'s `operator:<namespace>`), not only DNS names', async () => {
+    const role = (name: string) => file('role.yaml', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules: [] });
+    expect(await kubectl('create', '-f', role('market-indexer-operator:ns'))).toMatchObject({ code: 0, out: 'clusterrole.rbac.authorization.k8s.io/market-indexer-operator:ns created\n' });
+    expect((await kubectl('create', '-f', role('a%b'))).err).toContain("may not contain '/' or '%'");
+    expect((await kubectl('create', '-f', file('cm.yaml', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a:b', namespace: 'default' } }))).err).toContain('a lowercase RFC 1123 subdomain');
+  });
+
+  it('refuses a protobuf body of a kind it does not decode with 415 naming the kind, and keeps serving', async () => {
+    const refused = await kubectl('create', 'deployment', 'web', '--image=nginx', '-n', 'default');
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toContain('does not decode protobuf bodies of kind Deployment (apps/v1)');
+    expect(api.requests.at(-1)).toMatchObject({ verb: 'create', resource: 'deployments', status: 415, contentType: 'application/vnd.kubernetes.protobuf' });
+    expect((await kubectl('get', 'namespace', 'default', '-o', 'name')).out).toBe('namespace/default\n');
+  });
+
+  describe('protobuf bodies sent by hand (field numbers of meta/v1 and runtime generated.proto)', () => {
+    // A minimal protobuf writer, independent of the server's decoder: length-delimited fields
+    // and varints, tagged (field << 3 | wire type).
+    const varint = (n: number) => {
+      const out: number[] = [];
+      for (; n > 127; n = Math.floor(n / 128)) out.push((n % 128) | 128);
+      return [...out, n];
+    };
+    const ld = (field: number, v: string | number[]) => {
+      const bytes = typeof v === 'string' ? [...Buffer.from(v)] : v;
+      return [(field << 3) | 2, ...varint(bytes.length), ...bytes];
+    };
+    const vi = (field: number, n: number) => [(field << 3) | 0, ...varint(n)];
+    /** `k8s\0` + runtime.Unknown{typeMeta{apiVersion, kind}, raw}. */
+    const envelope = (apiVersion: string, kind: string, raw: number[]) => Buffer.from([...Buffer.from('k8s\0', 'latin1'), ...ld(1, [...ld(1, apiVersion), ...ld(2, kind)]), ...ld(2, raw)]);
+    const pb = (method: string, p: string, body: Buffer, accept = 'application/json') =>
+      raw(p, { method, headers: { 'content-type': 'application/vnd.kubernetes.protobuf', accept }, body });
+    const cm = '/api/v1/namespaces/default/configmaps';
+
+    beforeAll(async () => {
+      expect((await kubectl('create', 'configmap', 'held', '-n', 'default')).code).toBe(0);
+    });
+
+    it('DeleteOptions: dryRun (5) keeps the object, a wrong preconditions.uid (2.1) is 409, the right one deletes', async () => {
+      const uid = (await get(`${cm}/held`)).metadata.uid as string;
+      const options = (o: { uid?: string; dryRun?: boolean }) =>
+        envelope('v1', 'DeleteOptions', [...vi(1, 0), ...(o.uid ? ld(2, ld(1, o.uid)) : []), ...ld(4, 'Background'), ...(o.dryRun ? ld(5, 'All') : [])]);
+      expect((await pb('DELETE', `${cm}/held`, options({ dryRun: true }))).status).toBe(200);
+      expect((await raw(`${cm}/held`)).status).toBe(200);
+      const stale = await pb('DELETE', `${cm}/held`, options({ uid: 'not-its-uid' }));
+      expect([stale.status, ((await stale.json()) as Json).reason]).toEqual([409, 'Conflict']);
+      expect((await pb('DELETE', `${cm}/held`, options({ uid }))).status).toBe(200);
+      expect((await raw(`${cm}/held`)).status).toBe(404);
+    });
+
+    it('answers a malformed or mismatched body with a 400 Status, and a client that takes only protobuf with 406', async () => {
+      const configMap = (name: string) => [...ld(1, ld(1, name)), ...ld(2, [...ld(1, 'k'), ...ld(2, 'v')])];
+      const created = await pb('POST', cm, envelope('v1', 'ConfigMap', configMap('by-hand')));
+      expect([created.status, ((await created.json()) as Json).data]).toEqual([201, { k: 'v' }]);
+      const cases: [Buffer, string][] = [
+        [Buffer.from('{"kind":"ConfigMap"}'), 'must start with the k8s\\x00 envelope'],
+        [Buffer.from([...Buffer.from('k8s\0', 'latin1'), 0x0a, 0x40, 0x01]), 'the request body could not be decoded'],
+        [envelope('v1', 'Secret', configMap('x')), 'the object provided is unrecognized (must be of type ConfigMap): Secret'],
+      ];
+      for (const [body, message] of cases) {
+        const res = await pb('POST', cm, body);
+        expect([res.status, ((await res.json()) as Json).message]).toEqual([400, expect.stringContaining(message)]);
+      }
+      const onlyProtobuf = await pb('POST', cm, envelope('v1', 'ConfigMap', configMap('y')), 'application/vnd.kubernetes.protobuf');
+      expect([onlyProtobuf.status, ((await onlyProtobuf.json()) as Json).reason]).toEqual([406, 'NotAcceptable']);
+      expect((await raw(`${cm}/y`)).status).toBe(404);
+    });
+  });
+
   it('is runnable on its own, writing a kubeconfig kubectl can use', async () => {
     const out = path.join(dir, 'standalone.kubeconfig');
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/kube-apiserver/main.ts', '--port', '0', '--kubeconfig-out', out], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'local/kube-apiserver/main.ts', '--port', '0', '--kubeconfig-out', out], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { marketIndexerCrd, type MarketIndexer } from '../../cdk8s/lib/crd';
 import { KitInputError } from '../../cdk8s/lib/resolve';
 import { renderTenant } from '../../operator/render';
-import { compileCrdSchema } from '../support/kube-apiserver/crd-schema';
+import { compileCrdSchema } from '../../local/kube-apiserver/crd-schema';
 import { nextConditions, transitions } from '../../operator/conditions';
 import { createIndexerStatusPoller, FAILURES_TO_FORGET } from '../../operator/indexer-status';
 import { createWorkQueue } from '../../operator/queue';

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { parse as parseYaml, stringify } from 'yaml';
 import type { Json } from './fields';
+import { decodeProtobuf, PROTOBUF } from './protobuf';
 import { apiVersionOf, type ResourceType } from './resources';
 import { ApiError, parseSelector, Store, type WatchEvent } from './store';
 
@@ -14,11 +15,16 @@ import { ApiError, parseSelector, Store, type WatchEvent } from './store';
  * `ownerReferences`, CRDs, dry runs, and the Table output `kubectl get` asks for. Checked with
  * the real kubectl v1.33 in test/integration/kube-apiserver.test.ts.
  *
+ * Request bodies are JSON, YAML (apply) or, for the built-in kinds kubectl's imperative
+ * `create namespace|secret|configmap|serviceaccount` sends that way, protobuf (./protobuf.ts);
+ * answers are always JSON, which every client-go caller accepts.
+ *
  * Not served: authentication and authorization (any request is admitted), pods and controllers
  * (tests patch a Deployment's status themselves), aggregated discovery and OpenAPI documents
- * (clients fall back to legacy discovery), protobuf bodies (kubectl's imperative `create <kind>`
- * sends them: use `create -f`/`apply -f`), strategic merge patch (treated as a JSON merge patch:
- * lists are replaced, not merged by key), scale and other subresources but status.
+ * (clients fall back to legacy discovery), protobuf bodies of other kinds (415, naming the kind)
+ * and protobuf answers (406 to a client that accepts nothing else), strategic merge patch
+ * (treated as a JSON merge patch: lists are replaced, not merged by key), scale and other
+ * subresources but status.
  */
 /** One request, as RBAC sees it: who (the bearer token), which verb on which resource. */
 export interface RequestRecord {
@@ -29,6 +35,8 @@ export interface RequestRecord {
   namespace: string | undefined;
   name: string | undefined;
   status: number;
+  /** The body's media type, for requests with one. */
+  contentType?: string;
 }
 
 export interface TestApiServer {
@@ -58,10 +66,19 @@ function send(res: http.ServerResponse, code: number, body: unknown): void {
   res.end(text);
 }
 
-async function readBody(req: http.IncomingMessage): Promise<string> {
+async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** Whether an Accept header admits a JSON answer: absent, JSON (any parameters, a `+json` suffix) or a wildcard. */
+function acceptsJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(',').some((range) => {
+    const type = range.split(';')[0]!.trim().toLowerCase();
+    return type === '*/*' || type === 'application/*' || type === 'application/json' || type.endsWith('+json');
+  });
 }
 
 /** RFC 7386. */
@@ -255,6 +272,9 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
     }
     if (segments[0] === 'openapi' && segments[1] === 'v3') return send(res, 200, openApiV3(segments.slice(2)));
     if (segments[0] !== 'api' && segments[0] !== 'apis') throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    if (!acceptsJson(req.headers.accept)) {
+      throw new ApiError(406, 'NotAcceptable', `the test API server answers application/json only; the request accepts ${req.headers.accept}`);
+    }
     if (segments.length <= (segments[0] === 'api' ? 2 : 3)) return send(res, 200, discovery(segments));
     const r = route(segments);
     if (r === 'discovery') return send(res, 200, discovery(segments));
@@ -271,6 +291,7 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
       namespace,
       name,
       status: 0,
+      ...(req.headers['content-type'] ? { contentType: req.headers['content-type'].split(';')[0]!.trim() } : {}),
     };
     requests.push(record);
     res.once('finish', () => (record.status = res.statusCode));
@@ -295,9 +316,15 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
     }
     const raw = await readBody(req);
     const contentType = (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim();
-    const parse = (): Json => {
+    /** The body as JSON; a protobuf one must be of the kind the request takes (`expected`). */
+    const parse = (expected: string = t.kind): Json => {
+      if (contentType === PROTOBUF) {
+        if (method === 'PATCH') throw new ApiError(415, 'UnsupportedMediaType', 'a patch is JSON or YAML, never protobuf: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+        return decodeProtobuf(raw, expected);
+      }
       try {
-        return (contentType === 'application/apply-patch+yaml' ? parseYaml(raw) : JSON.parse(raw || '{}')) as Json;
+        const text = raw.toString('utf8');
+        return (contentType === 'application/apply-patch+yaml' ? parseYaml(text) : JSON.parse(text || '{}')) as Json;
       } catch (err) {
         throw new ApiError(400, 'BadRequest', `the request body could not be decoded: ${(err as Error).message.split('\n')[0]}`);
       }
@@ -333,8 +360,9 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
       }
       case 'DELETE': {
         if (!name) throw new ApiError(405, 'MethodNotAllowed', 'deletecollection is not served by the test API server');
-        const body = raw ? parse() : {};
-        const gone = store.delete(t, namespace, name, manager, { dryRun, preconditionUid: (body.preconditions as Json | undefined)?.uid as string | undefined });
+        const body = raw.length ? parse('DeleteOptions') : {};
+        const bodyDryRun = Array.isArray(body.dryRun) && body.dryRun.includes('All');
+        const gone = store.delete(t, namespace, name, manager, { dryRun: dryRun || bodyDryRun, preconditionUid: (body.preconditions as Json | undefined)?.uid as string | undefined });
         return send(res, 200, gone);
       }
       default:

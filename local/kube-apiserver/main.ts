@@ -1,5 +1,5 @@
 // `npm run kube:test-apiserver -- [--port <p>] [--kubeconfig-out <file>]`: the test API server
-// (test/support/kube-apiserver) on loopback, for trying the operator and kubectl on a laptop.
+// (local/kube-apiserver) on loopback, for trying the operator and kubectl on a laptop.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startTestApiServer } from './server';

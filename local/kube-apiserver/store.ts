@@ -145,7 +145,12 @@ export class Store {
   create(t: ResourceType, ns: string | undefined, body: Json, manager: string, dryRun = false): Json {
     const name = meta(body)?.name;
     if (!name) throw new ApiError(422, 'Invalid', `${t.kind} is invalid: metadata.name: Required value: name is required`);
-    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
+    if (t.group === 'rbac.authorization.k8s.io') {
+      // RBAC objects take any path segment (`system:controller:…`, `operator:namespace`), as the real server's validation does.
+      if (name === '.' || name === '..' || /[/%]/.test(name)) {
+        throw this.invalid(t, name, [{ field: 'metadata.name', message: `Invalid value: "${name}": may not be '.' or '..' and may not contain '/' or '%'` }]);
+      }
+    } else if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
       throw this.invalid(t, name, [{ field: 'metadata.name', message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'` }]);
     }
     this.checkNamespace(t, ns);
@@ -294,6 +299,8 @@ export class Store {
   }
 
   private admit(t: ResourceType, obj: Json, old: Json | undefined): void {
+    // The real server's defaulting for a built-in kind users create by hand.
+    if (t.group === '' && t.kind === 'Secret' && !obj.type) obj.type = 'Opaque';
     if (t.kind === 'CustomResourceDefinition') {
       const types = typesOfCrd(obj as Parameters<typeof typesOfCrd>[0]);
       for (const nt of types) {
