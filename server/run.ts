@@ -16,6 +16,7 @@ import { legacyPresentation } from './routes/legacy';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { exitWith, requireAllowed, requireSettings } from '../core/process';
+import { observeIndexerLag } from './observed-lag';
 import type { SignatureVerifier } from './auth/verify';
 import { answerClientErrors } from './http/client-error';
 import { createApiStores, createLiveStores, type LiveStores } from './stores';
@@ -164,7 +165,10 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     }
     const live = createLiveStores(common, redis);
     shutdown.add('live', () => live.close());
-    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain: createRpcChain({ url: config.rpcUrl }) });
+    const chain = createRpcChain({ url: config.rpcUrl });
+    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain });
+    // The indexer's lag as seen from here: it pages even when the indexer cannot report (D-213).
+    shutdown.add('observed-lag', observeIndexerLag({ db: database.db, chain, metrics: common.metrics, logger }));
     process.send?.({ type: 'listening', port });
   } catch (err) {
     logger.error({ err }, 'api failed to start');

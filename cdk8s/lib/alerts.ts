@@ -12,9 +12,9 @@ export type { AlertRule, RuleGroup } from '../../observability/prometheus/rules'
  * same from charts/market-indexer/files/rules.json, which is this function's output with
  * placeholders for the tenant and the thresholds.
  */
-export function tenantRuleGroups(tenant: string, t: RuleThresholds): RuleGroup[] {
+export function tenantRuleGroups(tenant: string, environment: string, t: RuleThresholds): RuleGroup[] {
   const target = (job: string) => ({ namespace: eq(namespaceOf(tenant)), job: eq(job) });
-  return ruleGroups({ tenant, targets: { api: target(NAMES.api), indexer: target(NAMES.indexer) } }, t);
+  return ruleGroups({ tenant, environment, targets: { api: target(NAMES.api), indexer: target(NAMES.indexer) } }, t);
 }
 
-export const tenantRules = (tenant: string, m: TenantValues['monitoring']): RuleGroup[] => tenantRuleGroups(tenant, asThresholds(m));
+export const tenantRules = (tenant: string, environment: string, m: TenantValues['monitoring']): RuleGroup[] => tenantRuleGroups(tenant, environment, asThresholds(m));

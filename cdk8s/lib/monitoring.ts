@@ -28,7 +28,8 @@ export class TenantMonitoring extends Construct {
     }
     new PrometheusRule(this, 'rules', {
       metadata: meta(NAMES.rules),
-      spec: { groups: tenantRules(ctx.tenant, m) },
+      // Alerts carry the tenant and the environment: one Alertmanager may route several (D-214).
+      spec: { groups: tenantRules(ctx.tenant, ctx.labels.environment, m) },
     });
   }
 }

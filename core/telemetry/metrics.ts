@@ -42,7 +42,7 @@ export const METRICS = {
     name: 'service_indexer_slot_lag',
     type: 'gauge',
     help: 'Chain tip slot minus the last slot the indexer committed',
-    // The API sets it too, from the indexer's heartbeat, when /status is read.
+    // The API sets it too, from outside: its own RPC's tip minus the committed cursor (D-213).
     services: ['indexer', 'api', 'embedded'],
   },
   indexerProcessingDuration: {

@@ -64,20 +64,23 @@ export function plainCases(jobs: { api: string; indexer: string }): Case[] {
   const d = RULE_DEFAULTS;
   return [
     {
-      name: 'slot lag: warning above 100 after 5 minutes, critical above 1000, per tenant',
+      name: 'slot lag: warning above 100 after 5 minutes, critical above 1000, per tenant, as the indexer reports it or the API observes it',
       series: [
         // alpha: 300 behind from minute 2, 1500 from minute 12; beta stays close.
         { metric: 'indexerSlotLag', labels: indexer('alpha'), values: '0 0 300x9 1500x12' },
         { metric: 'indexerSlotLag', labels: indexer('beta'), values: '50x22' },
-        // The API's copy of the lag (from /status) is not the indexer's: never alerted on.
-        { metric: 'indexerSlotLag', labels: api('beta'), values: '5000x22' },
+        // The API's observation from outside agrees (D-213).
+        { metric: 'indexerSlotLag', labels: api('beta'), values: '50x22' },
+        // gamma's indexer froze at minute 2: its own series is gone, the API's keeps growing.
+        { metric: 'indexerSlotLag', labels: indexer('gamma'), values: '0 0' },
+        { metric: 'indexerSlotLag', labels: api('gamma'), values: '0 0 300x20' },
       ],
       checks: [
         { at: '5m', alert: 'MarketIndexerSlotLagHigh', expect: [] },
-        { at: '8m', alert: 'MarketIndexerSlotLagHigh', expect: [{ labels: { [T]: 'alpha' }, value: 300 }] },
+        { at: '8m', alert: 'MarketIndexerSlotLagHigh', expect: [{ labels: { [T]: 'alpha' }, value: 300 }, { labels: { [T]: 'gamma' }, value: 300 }] },
         { at: '15m', alert: 'MarketIndexerSlotLagCritical', expect: [] },
         { at: '20m', alert: 'MarketIndexerSlotLagCritical', expect: [{ labels: { [T]: 'alpha' }, value: 1500 }] },
-        { at: '20m', alert: 'MarketIndexerSlotLagHigh', expect: [{ labels: { [T]: 'alpha' }, value: 1500 }] },
+        { at: '20m', alert: 'MarketIndexerSlotLagHigh', expect: [{ labels: { [T]: 'alpha' }, value: 1500 }, { labels: { [T]: 'gamma' }, value: 300 }] },
       ],
     },
     {

@@ -1,7 +1,7 @@
-import { METRIC_LABELS, METRICS } from '../../core/telemetry/metrics';
+import { METRIC_LABELS, METRIC_SERVICES, METRICS } from '../../core/telemetry/metrics';
 import { WS_LIMIT_GAUGES } from '../../core/limits';
 import { SYNCED_MAX_SLOT_LAG } from '../../core/health';
-import { eq, matchers, sel, SLO_ROUTES, type Matchers } from '../promql';
+import { eq, matchers, re, sel, SLO_ROUTES, type Matchers } from '../promql';
 
 /**
  * The service's Prometheus rules, written from the catalogs: alerts (each with severity,
@@ -43,6 +43,8 @@ export interface RuleThresholds {
 export interface RuleScope {
   /** Restricts every expression to one tenant and labels every alert with it. */
   tenant?: string;
+  /** Labels every alert with the environment it pages for (one Prometheus may watch several). */
+  environment?: string;
   /** Matchers of the `up` series of the API's and the indexer's scrape targets. */
   targets: { api: Matchers; indexer: Matchers };
 }
@@ -126,11 +128,13 @@ export function ruleGroups(scope: RuleScope, t: RuleThresholds): RuleGroup[] {
     alert: name,
     expr,
     for: forDuration,
-    labels: { severity, ...(scope.tenant === undefined ? {} : { [T]: scope.tenant }) },
+    labels: { severity, ...(scope.tenant === undefined ? {} : { [T]: scope.tenant }), ...(scope.environment === undefined ? {} : { environment: scope.environment }) },
     annotations: { summary, description, runbook_url: runbookUrl(name) },
   });
 
-  const lag = `max by (${T}) (${sel('indexerSlotLag', s)})`;
+  // The indexer's own report and the API replicas' observation from outside (D-213): a frozen
+  // indexer's series goes stale, the API's keeps growing.
+  const lag = `max by (${T}) (${sel('indexerSlotLag', s, { [METRIC_LABELS.service]: re(`${METRIC_SERVICES.indexer}|${METRIC_SERVICES.api}`) })})`;
   const writer = sel('indexerIsWriter', s);
 
   const indexer: AlertRule[] = [

@@ -66,8 +66,9 @@ export function serviceFactsJson(): string {
   return `${JSON.stringify(facts, null, 2)}\n`;
 }
 
-/** The placeholder of the tenant in files/rules.json. */
+/** The placeholders of the tenant and the environment in files/rules.json. */
 export const TENANT_TOKEN = '@@tenant@@';
+export const ENVIRONMENT_TOKEN = '@@environment@@';
 
 /**
  * `files/rules.json`: the tenant's rule groups as the cdk8s app renders them
@@ -92,8 +93,9 @@ export function rulesTemplateJson(): string {
   const file = {
     generatedFrom: 'cdk8s/lib/alerts.ts, observability/prometheus/rules.ts (npm run generate)',
     tenant: TENANT_TOKEN,
+    environment: ENVIRONMENT_TOKEN,
     placeholders,
-    groups: tenantRuleGroups(TENANT_TOKEN, tokens),
+    groups: tenantRuleGroups(TENANT_TOKEN, ENVIRONMENT_TOKEN, tokens),
   };
   return `${JSON.stringify(file, null, 2)}\n`;
 }

@@ -10,7 +10,7 @@ import { route, type RouteDef, type RouteDeps } from './table';
 const STATUS_HEALTH = { indexerCritical: false };
 
 /** `/status`: the indexed data's freshness (spec 4.7). */
-export function statusRoutes({ db, metrics, startedAt }: RouteDeps): RouteDef[] {
+export function statusRoutes({ db, startedAt }: RouteDeps): RouteDef[] {
   return [
     route({
       method: 'GET',
@@ -20,7 +20,6 @@ export function statusRoutes({ db, metrics, startedAt }: RouteDeps): RouteDef[] 
       handler: async (_req, res) => {
         const i = await indexerHealthInputs(db, startedAt);
         const h = buildHealth(i, STATUS_HEALTH);
-        if (i.slotLag !== null) metrics.indexerSlotLag.set(i.slotLag);
         res.json({ data: statusBody(i, h) });
       },
     }),

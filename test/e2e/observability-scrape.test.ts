@@ -73,7 +73,7 @@ describe('dashboards and rules against a live /metrics (real processes)', () => 
         expect([METRICS[key].name, merged.families.has(METRICS[key].name)]).toEqual([METRICS[key].name, true]);
       }
 
-      const rules: RuleGroup[] = [...plainRuleGroups(), ...tenantRules('alpha', TENANT_DEFAULTS.monitoring)];
+      const rules: RuleGroup[] = [...plainRuleGroups(), ...tenantRules('alpha', 'test', TENANT_DEFAULTS.monitoring)];
       const recorded = new Set(rules.flatMap((g) => g.rules.flatMap((r) => ('record' in r ? [r.record] : []))));
       const k6 = new Set<string>(Object.values(K6));
       const exprs = [
