@@ -96,9 +96,8 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
     const keys = createApiKeyStore(database.db);
     const { key, info } = await keys.create({ tenant, plan: 'pro' });
     const onA = (await connect(http[0]!, key)) as WsClient;
-    const onB = (await connect(http[1]!, key, 'subprotocol')) as WebSocket;
-    expect(onB.protocol).toBe(WS_SUBPROTOCOL);
-    const [closedA, closedB] = [onA.closed, closed(onB)];
+    const onB = (await connect(http[1]!, key)) as WsClient;
+    const [closedA, closedB] = [onA.closed, onB.closed];
     // Revoked through replica A's admin route: B hears it on the bus.
     const path = `/admin/api-keys/${info.keyId}/revoke`;
     const r = await fetch(`${http[0]}/api/v1${path}`, { method: 'POST', headers: walletHeaders(admin, `POST ${path}`) });
@@ -121,10 +120,14 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
     ]);
   });
 
-  it('takes the key as a subprotocol only beside market-indexer, so the key is never echoed back', async () => {
-    const { key } = await createApiKeyStore(database.db).create({ tenant, plan: 'basic' });
+  it('takes the key as a subprotocol only beside market-indexer, so the key is never echoed back; revocation closes it too', async () => {
+    const keys = createApiKeyStore(database.db);
+    const { key, info } = await keys.create({ tenant, plan: 'basic' });
     const ws = (await connect(http[0]!, key, 'subprotocol')) as WebSocket;
     expect(ws.protocol).toBe(WS_SUBPROTOCOL);
+    const gone = closed(ws);
+    await keys.revoke({ tenant, keyId: info.keyId });
+    expect(await gone).toEqual({ code: 1008, reason: KEY_REVOKED_REASON });
     const alone = await new Promise<{ status: number; body: unknown }>((resolve) => {
       const bare = new WebSocket(wsUrl(http[0]!), [`apikey.${key}`]);
       bare.once('unexpected-response', (_req, res) => {
