@@ -128,7 +128,7 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
     const gone = closed(ws);
     await keys.revoke({ tenant, keyId: info.keyId });
     expect(await gone).toEqual({ code: 1008, reason: KEY_REVOKED_REASON });
-    const alone = await new Promise<{ status: number; body: unknown }>((resolve) => {
+    const alone = await new Promise<{ status: number; body: Json }>((resolve) => {
       const bare = new WebSocket(wsUrl(http[0]!), [`apikey.${key}`]);
       bare.once('unexpected-response', (_req, res) => {
         let text = '';

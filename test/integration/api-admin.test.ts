@@ -137,7 +137,7 @@ describe('/admin/* (ADMIN_WALLETS, real signatures, audit table)', () => {
   });
 
   it('audits an admin call whose client left before the answer, as client_closed (issue 31 finding 3)', async () => {
-    const [{ id }] = await database.db.any<{ id: string }>("SELECT id FROM dead_letters WHERE signature = 'sigA'");
+    const { id } = await database.db.one<{ id: string }>("SELECT id FROM dead_letters WHERE signature = 'sigA'");
     const path = `/admin/dead-letters/${id}/retry`;
     const port = Number(new URL(api).port);
     // No indexer settles the retry here: the API waits for it (up to 5 s), and the client goes first.

@@ -197,7 +197,8 @@ describe('plan limits (real Redis, cluster-wide)', () => {
 
   /** The key store, counting the lookups that reach PostgreSQL. */
   const counted = () => {
-    const c = { lookups: 0, store: { ...store, lookup: (t: string, k: string) => (c.lookups++, store.lookup(t, k)) } as ApiKeyStore };
+    const c: { lookups: number; store: ApiKeyStore } = { lookups: 0, store };
+    c.store = { ...store, lookup: (t, k) => (c.lookups++, store.lookup(t, k)) };
     return c;
   };
   const randomKey = () => `mik_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`;
