@@ -4,7 +4,6 @@ import { collectOnScrape } from '../../core/telemetry/metrics';
 import type http from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import { ApiError } from '../../core/http/errors';
-import { LegacyError } from '../routes/legacy/envelope';
 import type { Duplex } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -15,10 +14,10 @@ import type { UpdateLog } from '../../core/redis/updates';
 import type { SignatureVerifier } from '../auth/verify';
 import { v1ErrorBody, type ErrorWriter } from '../http/errors';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
-import { API_PLANS, KEYLESS_PLAN, planOf, type PlanName } from '../../core/plans';
+import { API_PLANS, planOf, type PlanName } from '../../core/plans';
 import type { PlanLimits } from '../limits/plan-limits';
 import type { AuthFailureBudget } from '../limits/rate-limit';
-import { upgradeApiKey } from './api-key';
+import { admitUpgrade } from './api-key';
 import { createFrameSender } from './frame-sender';
 import { createHub, type HubClient, type SubscribeOutcome } from './hub';
 import type { ConnectionLeases, Lease } from './ip-leases';
@@ -253,34 +252,15 @@ export function attachWebSocketServer(opts: {
     let keyId: string | undefined;
     try {
       if (opts.plans) {
-        const key = upgradeApiKey(req);
-        if (!key.ok) {
-          refused('invalid_api_key');
-          refuse(socket, writeError, new LegacyError('VALIDATION_ERROR', key.error));
+        const a = await admitUpgrade(req, ip, opts.plans);
+        if (!a.ok) {
+          refused(a.reason);
+          refuse(socket, writeError, a.error, a.headers);
           return;
         }
-        const a = await opts.plans.admit(key.apiKey, ip);
-        switch (a.kind) {
-          case 'rate_limited':
-            // A key this process does not know as good costs the IP's keyless budget first (D-188).
-            refused('per_ip');
-            opts.plans.refused(KEYLESS_PLAN, 'requests');
-            refuse(socket, writeError, new ApiError('RATE_LIMITED', 'Rate limit exceeded'), [`Retry-After: ${Math.max(1, Math.ceil(a.keyless.msBeforeNext / 1000))}`]);
-            return;
-          case 'invalid_key':
-            refused('invalid_api_key');
-            refuse(socket, writeError, new LegacyError('INVALID_API_KEY', 'Unknown or revoked API key'));
-            return;
-          case 'caller':
-            plan = a.caller.plan;
-            keyId = a.caller.keyId;
-            lease = await opts.leases.acquire(a.caller.subject, planOf(a.caller.plan).wsConnections);
-            break;
-          default: {
-            const never: never = a;
-            throw new Error(`unhandled admission ${JSON.stringify(never)}`);
-          }
-        }
+        plan = a.caller.plan;
+        keyId = a.caller.keyId;
+        lease = await opts.leases.acquire(a.caller.subject, planOf(a.caller.plan).wsConnections);
       } else {
         lease = await opts.leases.acquire(ip);
       }
