@@ -11,6 +11,9 @@ const KEY_FORMAT = /^mik_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/;
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
+/** Whether `key` has the form of a key (`mik_<12 hex>_<43 base64url>`); anything else is refused without a lookup. */
+export const isWellFormedApiKey = (key: string): boolean => KEY_FORMAT.test(key);
+
 export interface ApiKeyInfo {
   keyId: string;
   tenant: string;
@@ -32,6 +35,8 @@ export interface ApiKeyStore {
   list(tenant: string): Promise<ApiKeyInfo[]>;
   /** The active key's id and plan for `tenant`, or null: malformed, unknown, revoked or another tenant's. */
   lookup(tenant: string, key: string): Promise<{ keyId: string; plan: PlanName } | null>;
+  /** Which of `keyIds` are still active keys of `tenant` (not revoked, on a declared plan): one query. */
+  active(tenant: string, keyIds: readonly string[]): Promise<Set<string>>;
 }
 
 type Row = { key_id: string; tenant: string; plan: string; label: string | null; created_at: Date; revoked_at: Date | null };
@@ -74,6 +79,14 @@ export function createApiKeyStore(db: Db): ApiKeyStore {
       );
       // A plan dropped from core/plans.ts no longer admits its keys.
       return r && isPlanName(r.plan) ? { keyId: r.key_id, plan: r.plan } : null;
+    },
+    async active(tenant, keyIds) {
+      if (!keyIds.length) return new Set();
+      const rows = await db.any<{ key_id: string; plan: string }>(
+        'SELECT key_id, plan FROM api_keys WHERE tenant = $1 AND key_id = ANY($2::text[]) AND revoked_at IS NULL',
+        [tenant, keyIds],
+      );
+      return new Set(rows.filter((r) => isPlanName(r.plan)).map((r) => r.key_id));
     },
   };
 }

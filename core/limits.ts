@@ -41,6 +41,24 @@ export function tierSpecs(c: Config['rateLimit']): Record<Tier, { points: number
   };
 }
 
+/**
+ * D-187: the bucket a wallet-signed request also spends, per client IP, beside its wallet's
+ * (spec 8 keys authenticated callers per wallet; a new keypair costs nothing, so per wallet alone
+ * one address with fresh keypairs had no ceiling). Named `<tier>_per_ip` (the `tier` label of the
+ * rate-limit metrics and the Redis key prefix), it holds `RATE_LIMIT_WALLETS_PER_IP` wallets'
+ * worth of the tier: sensitive 100, authenticated 1,000, compliance 25 a window by default.
+ */
+export const addressTier = (tier: Tier) => `${tier}_per_ip` as const;
+export type AddressTier = ReturnType<typeof addressTier>;
+
+/** The per-address bucket of every tier, in the tiers' windows. */
+export function addressTierSpecs(c: Config['rateLimit']): Record<Tier, { name: AddressTier; points: number; windowMs: number }> {
+  const tiers = tierSpecs(c);
+  return Object.fromEntries(
+    RATE_LIMIT_TIERS.map((t) => [t, { name: addressTier(t), points: tiers[t].points * c.walletsPerIp, windowMs: tiers[t].windowMs }]),
+  ) as Record<Tier, { name: AddressTier; points: number; windowMs: number }>;
+}
+
 /** The rate-limit settings at their catalog defaults (what spec 8 documents). */
 export const DEFAULT_RATE_LIMITS: Config['rateLimit'] = {
   windowMs: SETTINGS.RATE_LIMIT_WINDOW_MS.default,
@@ -49,6 +67,7 @@ export const DEFAULT_RATE_LIMITS: Config['rateLimit'] = {
   publicMax: SETTINGS.RATE_LIMIT_MAX_REQUESTS.default,
   sensitiveMax: SETTINGS.RATE_LIMIT_SENSITIVE_MAX.default,
   complianceMax: SETTINGS.RATE_LIMIT_COMPLIANCE_MAX.default,
+  walletsPerIp: SETTINGS.RATE_LIMIT_WALLETS_PER_IP.default,
 };
 
 /**

@@ -66,9 +66,9 @@ export function createApp(opts: {
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature, plans: opts.plans });
-  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, tenantId: config.tenantId, requestTimeoutMs: config.requestTimeoutMs, hot, metrics, startedAt, chain: opts.chain });
-  const policy = createJurisdictionPolicy({ geo: config.geo, hasAttestation: (wallet, country) => hasAttestation(db, wallet, country) });
-  const admin = createAdminGate({ db, logger, wallets: config.adminWallets });
+  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, tenantId: config.tenantId, requestTimeoutMs: config.requestTimeoutMs, hot, metrics, startedAt, chain: opts.chain, apiKeyRevoked: opts.plans?.revoked });
+  const policy = createJurisdictionPolicy({ geo: config.geo, trustProxy: config.trustProxy, hasAttestation: (wallet, country) => hasAttestation(db, wallet, country) });
+  const admin = createAdminGate({ db, logger, metrics, wallets: config.adminWallets });
   const table = routeTable(presentation.prefix, routes, guards, policy, admin);
 
   if (config.otel.endpoint) app.use(serverSpans());

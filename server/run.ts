@@ -80,8 +80,17 @@ export async function startApiServer(opts: {
   // A tenant serves one shape (D-155): the appendix variant is limited by API-key plans.
   const legacy = config.apiVariant === 'legacy';
   const plans = legacy
-    ? createPlanLimits({ tenant: config.tenantId, keys: createApiKeyStore(opts.db), store: opts.redis ? { redis: opts.redis, keys: createKeys(config.tenantId) } : undefined, logger, metrics: common.metrics })
+    ? createPlanLimits({
+        tenant: config.tenantId,
+        keys: createApiKeyStore(opts.db),
+        store: opts.redis ? { redis: opts.redis, keys: createKeys(config.tenantId) } : undefined,
+        // Revocations announced between replicas (D-190).
+        bus: live.bus,
+        logger,
+        metrics: common.metrics,
+      })
     : undefined;
+  if (plans) shutdown.add('plans', () => plans.close());
   const presentation = legacy ? legacyPresentation : v1Presentation;
   const app = createApp({
     common,

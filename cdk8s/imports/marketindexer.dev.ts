@@ -494,7 +494,7 @@ export interface MarketIndexerSpecSettings {
   readonly attestationRequiredCountries?: string;
 
   /**
-   * the header a trusted edge sets to the client's country (`CF-IPCountry`); honoured only from a peer `TRUST_PROXY` trusts, otherwise the country is unknown (D-144)
+   * the header a trusted edge sets to the client's country (`CF-IPCountry`); believed only from a peer whose address `TRUST_PROXY` lists (a hop count lists none: the API refuses to start with the policy on), otherwise the country is unknown; a malformed or repeated value is blocked (D-144, D-192)
    *
    * @schema MarketIndexerSpecSettings#GEO_COUNTRY_HEADER
    */
@@ -576,6 +576,13 @@ export interface MarketIndexerSpecSettings {
    * @schema MarketIndexerSpecSettings#RATE_LIMIT_COMPLIANCE_MAX
    */
   readonly rateLimitComplianceMax?: number;
+
+  /**
+   * wallet-signed requests also spend a bucket of their client IP: this many wallets' worth of the tier per window (sensitive 100, authenticated 1,000, compliance 25 by default), so new keypairs from one address buy nothing more (D-187)
+   *
+   * @schema MarketIndexerSpecSettings#RATE_LIMIT_WALLETS_PER_IP
+   */
+  readonly rateLimitWalletsPerIp?: number;
 
   /**
    * WebSocket connections per client IP, across all API replicas
@@ -687,6 +694,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'RATE_LIMIT_MAX_REQUESTS': obj.rateLimitMaxRequests,
     'RATE_LIMIT_SENSITIVE_MAX': obj.rateLimitSensitiveMax,
     'RATE_LIMIT_COMPLIANCE_MAX': obj.rateLimitComplianceMax,
+    'RATE_LIMIT_WALLETS_PER_IP': obj.rateLimitWalletsPerIp,
     'WS_MAX_CONNECTIONS_PER_IP': obj.wsMaxConnectionsPerIp,
     'WS_MAX_CLIENTS': obj.wsMaxClients,
     'WS_PING_INTERVAL_MS': obj.wsPingIntervalMs,

@@ -41,6 +41,8 @@ export interface Config {
     publicMax: number;
     sensitiveMax: number;
     complianceMax: number;
+    /** The per-address bucket of a signed tier, in wallets' worth of that tier (D-187). */
+    walletsPerIp: number;
   };
   ws: { maxConnectionsPerIp: number; maxClients: number; pingIntervalMs: number; ipLeaseMs: number };
   requestTimeoutMs: number;
@@ -116,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicMax: v.RATE_LIMIT_MAX_REQUESTS,
       sensitiveMax: v.RATE_LIMIT_SENSITIVE_MAX,
       complianceMax: v.RATE_LIMIT_COMPLIANCE_MAX,
+      walletsPerIp: v.RATE_LIMIT_WALLETS_PER_IP,
     },
     ws: {
       maxConnectionsPerIp: v.WS_MAX_CONNECTIONS_PER_IP,

@@ -252,7 +252,8 @@ export const SETTINGS = {
   }),
   GEO_COUNTRY_HEADER: text(/^[A-Za-z0-9-]{1,64}$/, 'header name', {
     readBy: ['api'],
-    description: 'the header a trusted edge sets to the client\'s country (`CF-IPCountry`); honoured only from a peer `TRUST_PROXY` trusts, otherwise the country is unknown (D-144)',
+    description:
+      'the header a trusted edge sets to the client\'s country (`CF-IPCountry`); believed only from a peer whose address `TRUST_PROXY` lists (a hop count lists none: the API refuses to start with the policy on), otherwise the country is unknown; a malformed or repeated value is blocked (D-144, D-192)',
   }),
   GEO_POLICY_PATHS: text(/^\/[A-Za-z0-9/_*:-]*(,\/[A-Za-z0-9/_*:-]*)*$/, 'comma-separated route paths', {
     default: '/tx/*',
@@ -354,6 +355,14 @@ export const SETTINGS = {
   }),
   RATE_LIMIT_SENSITIVE_MAX: int({ min: 1, default: 20, readBy: ['api'], description: '`/orders`, `/positions`, `/tx/*`, `/admin/*` per window' }),
   RATE_LIMIT_COMPLIANCE_MAX: int({ min: 1, default: 5, readBy: ['api'], description: 'compliance tier per window' }),
+  RATE_LIMIT_WALLETS_PER_IP: int({
+    min: 1,
+    max: 1000,
+    default: 5,
+    readBy: ['api'],
+    description:
+      'wallet-signed requests also spend a bucket of their client IP: this many wallets\' worth of the tier per window (sensitive 100, authenticated 1,000, compliance 25 by default), so new keypairs from one address buy nothing more (D-187)',
+  }),
 
   WS_MAX_CONNECTIONS_PER_IP: int({
     min: 1,

@@ -199,6 +199,14 @@ export const METRICS = {
     labelNames: ['plan'],
     services: API,
   },
+  // /admin/* (D-146, D-186): what was refused before an admin wallet was verified (admins' calls are audited instead).
+  adminRefusals: {
+    name: 'service_admin_refusals_total',
+    type: 'counter',
+    help: '/admin/* calls answered before an ADMIN_WALLETS wallet was verified, by reason (unauthenticated, forbidden, rate_limited, unavailable, other); not written to the audit table',
+    labelNames: ['reason'],
+    services: API,
+  },
   // operator
   operatorReconciles: {
     name: 'service_operator_reconciles_total',

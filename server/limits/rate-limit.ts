@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../core/config';
-import { tierSpecs, type Tier } from '../../core/limits';
+import { addressTierSpecs, tierSpecs, type Tier } from '../../core/limits';
 import type { Redis } from '../../core/redis/client';
 import type { Keys } from '../../core/redis/keys';
 import { coalescedConsume, createLimiter, windowSeconds } from '../../core/redis/rate-limit';
@@ -35,9 +35,28 @@ export interface AuthFailureBudget {
   record(ip: string | undefined, res?: Response): Promise<boolean>;
 }
 
+/**
+ * D-187: the client IP's bucket of each tier that wallet-signed requests spend besides their
+ * wallet's, so fresh keypairs from one address buy nothing past it.
+ */
+export interface AddressBuckets {
+  /**
+   * Whether this process has seen `ip` spend its bucket of `tier` in the current window (no I/O,
+   * checked before a signature is verified). With `res`, the 429 is sent.
+   */
+  spent(tier: Tier, ip: string | undefined, res?: Response): boolean;
+}
+
 export interface RateLimits {
   /** Consumes one request of `tier` for `key`; sets the X-RateLimit headers; false after sending the 429. */
   consume(tier: Tier, key: string, res: Response): Promise<boolean>;
+  /**
+   * A verified signed request (D-43, D-187): one request of `tier` for the wallet and one of the
+   * tier's per-address bucket for `ip`, together; the X-RateLimit headers describe whichever has
+   * fewer requests left; false after sending the 429 of the one that was spent.
+   */
+  consumeSigned(tier: Tier, wallet: string, ip: string | undefined, res: Response): Promise<boolean>;
+  addresses: AddressBuckets;
   /** Middleware limiting by client IP (public routes). */
   byIp(tier: Tier): (req: Request, res: Response, next: NextFunction) => Promise<void>;
   authFailures: AuthFailureBudget;
@@ -49,13 +68,17 @@ export function createRateLimits(opts: {
   metrics: Metrics;
   logger: Logger;
 }): RateLimits {
-  const specs = tierSpecs(opts.config.rateLimit);
+  const tiers = tierSpecs(opts.config.rateLimit);
+  const perAddress = addressTierSpecs(opts.config.rateLimit);
+  // Every bucket by its name: the tiers, then each tier's per-address bucket (D-187).
+  const specs: Record<string, { points: number; windowMs: number }> = { ...tiers };
+  for (const a of Object.values(perAddress)) specs[a.name] = { points: a.points, windowMs: a.windowMs };
   // One point per request, through Redis coalesced per key and turn (D-171); in memory
   // (no Redis) there is no round trip to share.
-  const limiters = new Map<Tier, (key: string) => Promise<RateLimiterRes>>();
-  const peaks = new Map<Tier, ReturnType<typeof windowPeak>>();
+  const limiters = new Map<string, (key: string) => Promise<RateLimiterRes>>();
+  const peaks = new Map<string, ReturnType<typeof windowPeak>>();
   const { metrics } = opts;
-  for (const [tier, spec] of Object.entries(specs) as [Tier, { points: number; windowMs: number }][]) {
+  for (const [tier, spec] of Object.entries(specs)) {
     const limiter = createLimiter({ tier, ...spec }, opts.store);
     limiters.set(tier, opts.store ? coalescedConsume(limiter) : (key) => limiter.consume(key));
     // The configured limits beside the live peak (the limits dashboard); every tier's 429
@@ -78,8 +101,8 @@ export function createRateLimits(opts: {
     res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
   };
 
-  const refuse = (tier: Tier, res: Response, r: Pick<RateLimiterRes, 'remainingPoints' | 'msBeforeNext'>) => {
-    headers(res, specs[tier].points, r as RateLimiterRes);
+  const refuse = (tier: string, res: Response, r: Pick<RateLimiterRes, 'remainingPoints' | 'msBeforeNext'>) => {
+    headers(res, specs[tier]!.points, r as RateLimiterRes);
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(r.msBeforeNext / 1000))));
     opts.metrics.rateLimitExceeded.inc({ tier });
     sendError(res, new ApiError('RATE_LIMITED', 'Rate limit exceeded'));
@@ -88,7 +111,7 @@ export function createRateLimits(opts: {
   /** One request of `tier` for `key`: the limiter's answer, or undefined when no limiter could answer. */
   // Promise chains rather than async functions: this runs on every request, and each async
   // frame and await costs a promise and a microtask more.
-  function take(tier: Tier, key: string): Promise<{ ok: boolean; r: RateLimiterRes } | undefined> {
+  function take(tier: string, key: string): Promise<{ ok: boolean; r: RateLimiterRes } | undefined> {
     return limiters.get(tier)!(key).then(
       (r) => {
         peaks.get(tier)!.see(r.consumedPoints, Date.now());
@@ -113,41 +136,28 @@ export function createRateLimits(opts: {
         refuse(tier, res, t.r);
         return false;
       }
-      headers(res, specs[tier].points, t.r);
+      headers(res, specs[tier]!.points, t.r);
       return true;
     });
   }
 
   // IP → end of the window in which this process saw its pre-authentication budget spent.
-  const spentUntil = new Map<string, number>();
+  const spentUntil = spentList();
   // IP → failures this process counted in the current window, including those whose Redis
   // count is still on the way (D-105): a concurrent burst spends the budget here at once,
   // before the first answer comes back. A lower bound of the cluster-wide count, so it never
   // refuses earlier than the budget does.
   const localFailures = new Map<string, { count: number; until: number }>();
-  const authPoints = specs[AUTH_FAILURE_TIER].points;
-  const authWindowMs = windowSeconds(specs[AUTH_FAILURE_TIER].windowMs) * 1000;
-  const remember = (ip: string, msBeforeNext: number) => {
-    const now = Date.now();
-    if (spentUntil.size >= MAX_SPENT_IPS) {
-      for (const [k, until] of spentUntil) if (until <= now) spentUntil.delete(k);
-      if (spentUntil.size >= MAX_SPENT_IPS) spentUntil.delete(spentUntil.keys().next().value!);
-    }
-    spentUntil.delete(ip);
-    spentUntil.set(ip, now + msBeforeNext);
-  };
+  const authPoints = tiers[AUTH_FAILURE_TIER].points;
+  const authWindowMs = windowSeconds(tiers[AUTH_FAILURE_TIER].windowMs) * 1000;
+  const remember = (ip: string, msBeforeNext: number) => spentUntil.remember(ip, msBeforeNext);
   const authFailures: AuthFailureBudget = {
     spent(ip, res) {
       const key = ip ?? 'unknown';
       const local = localFailures.get(key);
       if (local && local.until > Date.now() && local.count >= authPoints) remember(key, local.until - Date.now());
-      const until = spentUntil.get(key);
-      if (until === undefined) return false;
-      const msBeforeNext = until - Date.now();
-      if (msBeforeNext <= 0) {
-        spentUntil.delete(key);
-        return false;
-      }
+      const msBeforeNext = spentUntil.left(key);
+      if (msBeforeNext === undefined) return false;
       if (res) refuse(AUTH_FAILURE_TIER, res, { remainingPoints: 0, msBeforeNext });
       else opts.metrics.rateLimitExceeded.inc({ tier: AUTH_FAILURE_TIER });
       return true;
@@ -168,7 +178,7 @@ export function createRateLimits(opts: {
       // The last failure the budget allows, or one over it: the next ones are refused unverified.
       if (!t.ok || t.r.remainingPoints <= 0) remember(ip ?? 'unknown', t.r.msBeforeNext);
       if (t.ok) {
-        if (res) headers(res, specs[AUTH_FAILURE_TIER].points, t.r);
+        if (res) headers(res, tiers[AUTH_FAILURE_TIER].points, t.r);
         return true;
       }
       if (res) refuse(AUTH_FAILURE_TIER, res, t.r);
@@ -177,13 +187,76 @@ export function createRateLimits(opts: {
     },
   };
 
+  // `<tier>_per_ip|<ip>` → end of the window in which this process saw the bucket spent (D-187):
+  // once it has, signed requests from the address are refused before their signature is verified.
+  const addressSpent = spentList();
+  const addresses: AddressBuckets = {
+    spent(tier, ip, res) {
+      const name = perAddress[tier].name;
+      const msBeforeNext = addressSpent.left(`${name}|${ip ?? 'unknown'}`);
+      if (msBeforeNext === undefined) return false;
+      if (res) refuse(name, res, { remainingPoints: 0, msBeforeNext });
+      else opts.metrics.rateLimitExceeded.inc({ tier: name });
+      return true;
+    },
+  };
+
+  function consumeSigned(tier: Tier, wallet: string, ip: string | undefined, res: Response): Promise<boolean> {
+    const name = perAddress[tier].name;
+    return Promise.all([take(name, `ip:${ip ?? 'unknown'}`), take(tier, `wallet:${wallet}`)]).then(([a, w]) => {
+      if (a && (!a.ok || a.r.remainingPoints <= 0)) addressSpent.remember(`${name}|${ip ?? 'unknown'}`, a.r.msBeforeNext);
+      if (a && !a.ok) {
+        refuse(name, res, a.r);
+        return false;
+      }
+      if (w && !w.ok) {
+        refuse(tier, res, w.r);
+        return false;
+      }
+      // The headers of the bucket nearer its end: what the caller can still count on.
+      const shown = a && (!w || a.r.remainingPoints < w.r.remainingPoints) ? { points: specs[name]!.points, r: a.r } : w && { points: specs[tier]!.points, r: w.r };
+      if (shown) headers(res, shown.points, shown.r);
+      return true;
+    });
+  }
+
   return {
     consume,
+    consumeSigned,
+    addresses,
     authFailures,
     byIp: (tier) => (req, res, next) =>
       consume(tier, `ip:${req.ip ?? 'unknown'}`, res).then((ok) => {
         if (ok) next();
       }),
+  };
+}
+
+/**
+ * Keys (an IP, or a bucket and an IP) with the end of the window in which this process saw them
+ * spend a budget; at most MAX_SPENT_IPS (the expired go first, then the oldest).
+ */
+function spentList() {
+  const until = new Map<string, number>();
+  return {
+    remember(key: string, msBeforeNext: number): void {
+      const now = Date.now();
+      if (until.size >= MAX_SPENT_IPS) {
+        for (const [k, u] of until) if (u <= now) until.delete(k);
+        if (until.size >= MAX_SPENT_IPS) until.delete(until.keys().next().value!);
+      }
+      until.delete(key);
+      until.set(key, now + msBeforeNext);
+    },
+    /** Milliseconds left of the spent window, or undefined when the key is not (or no longer) spent. */
+    left(key: string): number | undefined {
+      const u = until.get(key);
+      if (u === undefined) return undefined;
+      const ms = u - Date.now();
+      if (ms > 0) return ms;
+      until.delete(key);
+      return undefined;
+    },
   };
 }
 

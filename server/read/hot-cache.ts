@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { Response } from 'express';
 import fresh from 'fresh';
 import { channelPattern } from '../../core/live/channels';
+import { PSUBSCRIBED_KINDS } from '../../core/redis/acl';
 import type { Bus, Unsubscribe } from '../../core/redis/bus';
 
 export interface CachedResponse {
@@ -87,7 +88,7 @@ export function createHotCache(opts: { bus?: Bus; ttlMs?: number; now?: () => nu
     entries.set(key, { value, expires: t + ttl });
   };
   // Positions never change a hot read: only market and book changes drop the cache.
-  if (opts.bus) for (const kind of ['market', 'orderbook'] as const) subs.push(opts.bus.subscribe(channelPattern(kind), invalidate));
+  if (opts.bus) for (const kind of PSUBSCRIBED_KINDS) subs.push(opts.bus.subscribe(channelPattern(kind), invalidate));
 
   async function get(key: string, load: Load): Promise<CachedResponse> {
     const hit = entries.get(key);

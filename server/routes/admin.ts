@@ -33,7 +33,7 @@ const ID = (what: string) => Joi.string().pattern(/^\d{1,18}$/, what).required()
  * `/admin/*` (D-146): wallet-signed by an ADMIN_WALLETS wallet, sensitive tier, every call
  * audited. Reads the indexer's state as PostgreSQL holds it; never writes the indexer's tables.
  */
-export function adminRoutes({ db, tenantId, requestTimeoutMs }: RouteDeps): RouteDef[] {
+export function adminRoutes({ db, tenantId, requestTimeoutMs, apiKeyRevoked }: RouteDeps): RouteDef[] {
   const admin = { by: 'wallet', tier: 'sensitive' } as const;
   const keys = createApiKeyStore(db);
   // Well inside the handler timeout, whatever it is set to.
@@ -111,7 +111,8 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs }: RouteDeps): Rout
         let r = await requestRetry(db, params.id, req.wallet!, RETRY_CHANNEL);
         if (!r) throw new ApiError('NOT_FOUND', 'No dead letter with this id');
         const until = Date.now() + retryWaitMs;
-        while (r.outcome === null && Date.now() < until) {
+        // A client that left stops the wait (its call is audited as closed, D-186); the request stays queued.
+        while (r.outcome === null && Date.now() < until && !res.destroyed) {
           await delay(RETRY_POLL_MS);
           r = await retryById(db, r.id);
         }
@@ -158,6 +159,8 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs }: RouteDeps): Rout
         const k = (await keys.list(tenantId)).find((x) => x.keyId === params.id);
         if (!k) throw new ApiError('NOT_FOUND', 'No API key with this id');
         if (!revoked) throw new ApiError('CONFLICT', 'API key already revoked');
+        // Its open /ws connections are closed on every replica, its cached verdict dropped (D-190).
+        await apiKeyRevoked?.(params.id);
         res.json({ data: { apiKey: keyPayload(k) } });
       },
     }),

@@ -15,8 +15,10 @@ export interface Guards {
   ip(tier: Tier): Middleware;
   /**
    * Wallet-signed route: refused (429) without verifying when the client IP's failed
-   * authentications have spent its budget (D-77); verified; then limited per wallet in `tier`
-   * (decision D-43). A failure counts against the IP's budget.
+   * authentications have spent its budget (D-77), or when this process has seen the IP spend
+   * the tier's per-address bucket (D-187); verified; then limited per wallet in `tier` (decision
+   * D-43) and per client IP in the tier's per-address bucket. A failure counts against the IP's
+   * budget.
    */
   wallet(tier: Tier): Middleware;
   /** API-key plan limits (the appendix variant); only where the app was given plan limits. */
@@ -54,6 +56,8 @@ export function createGuards(opts: {
     wallet: (tier) => async (req, res, next) => {
       // Checked first: a signature costs more CPU than a request should buy once the budget is spent.
       if (opts.limits.authFailures.spent(req.ip, res)) return;
+      // New keypairs cost nothing: once the address has spent the tier's bucket, nothing it signs is looked at.
+      if (opts.limits.addresses.spent(tier, req.ip, res)) return;
       const result = await verifyWalletAuth(
         {
           publicKey: req.get('x-wallet-pubkey'),
@@ -75,7 +79,7 @@ export function createGuards(opts: {
         throw new ApiError(CODES[result.reason], result.message);
       }
       req.wallet = result.wallet;
-      if (await opts.limits.consume(tier, `wallet:${result.wallet}`, res)) next();
+      if (await opts.limits.consumeSigned(tier, result.wallet, req.ip, res)) next();
     },
   };
 }

@@ -173,7 +173,7 @@ export function routeTable(
   });
 
   // By method and path: the parameterless routes no earlier layer would take first (the /admin
-  // audit, or an earlier route of the same method whose expression matches the path).
+  // watch, or an earlier route of the same method whose expression matches the path).
   const exact = new Map<string, Map<string, ExactRoute>>();
   const entries = new Map<(typeof compiled)[number], ExactRoute>();
   compiled.forEach((c, i) => {
@@ -213,8 +213,9 @@ export function routeTable(
       step();
     },
     mount(router) {
-      // Every /admin/* request is audited, known path or not (D-146).
-      if (admin) router.use(`${prefix}/admin`, admin.audit);
+      // Every /admin/* request is watched, known path or not: refusals before an admin is
+      // verified are counted; admins' calls are audited from the admin check on (D-146, D-186).
+      if (admin) router.use(`${prefix}/admin`, admin.watch);
       for (const c of compiled) {
         const route = router.route(c.path);
         switch (c.def.method) {
@@ -272,6 +273,8 @@ export interface RouteDeps {
   startedAt: number;
   /** The tenant's chain, for the recent blockhash of `/tx/*`; unset answers them 503. */
   chain?: ChainAccess;
+  /** Told of an API key revoked here, to close its connections on every replica (D-190); the appendix variant's plan limits. */
+  apiKeyRevoked?: (keyId: string) => Promise<void>;
 }
 
 /**

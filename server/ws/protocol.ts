@@ -34,6 +34,15 @@ export const SHUTDOWN_REASON = 'Server shutting down';
 export const BACKPRESSURE_REASON = 'Too many messages skipped: client is reading too slowly';
 export const FLOOD_REASON = 'Too many messages waiting to be processed';
 export const AUTH_FAILURES_REASON = 'Too many failed authentications';
+/** The appendix variant: the connection's API key was revoked (D-190). */
+export const KEY_REVOKED_REASON = 'API key revoked';
+/**
+ * The appendix variant's `/ws` may carry its API key in `Sec-WebSocket-Protocol`, the one header
+ * a browser can set on a WebSocket (D-191): the client offers `market-indexer` and
+ * `apikey.<key>`, the server selects `market-indexer`, so the key never comes back.
+ */
+export const WS_SUBPROTOCOL = 'market-indexer';
+export const WS_API_KEY_PROTOCOL_PREFIX = 'apikey.';
 export const RESNAPSHOT_MESSAGE = 'Missed updates are no longer available: fetch a fresh REST snapshot';
 
 /** Close codes (decision D-50). */

@@ -4,7 +4,6 @@ import { collectOnScrape } from '../../core/telemetry/metrics';
 import type http from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import { ApiError } from '../../core/http/errors';
-import { LegacyError } from '../routes/legacy/envelope';
 import type { Duplex } from 'node:stream';
 import proxyaddr from 'proxy-addr';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -18,6 +17,7 @@ import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
 import { API_PLANS, planOf, type PlanName } from '../../core/plans';
 import type { PlanLimits } from '../limits/plan-limits';
 import type { AuthFailureBudget } from '../limits/rate-limit';
+import { admitUpgrade } from './api-key';
 import { createFrameSender } from './frame-sender';
 import { createHub, type HubClient, type SubscribeOutcome } from './hub';
 import type { ConnectionLeases, Lease } from './ip-leases';
@@ -28,11 +28,13 @@ import {
   CLOSE,
   CONNECTED_MESSAGE,
   FLOOD_REASON,
+  KEY_REVOKED_REASON,
   MAX_MESSAGE_BYTES,
   MAX_SUBSCRIPTIONS,
   RESNAPSHOT_MESSAGE,
   SHUTDOWN_REASON,
   WS_ERRORS,
+  WS_SUBPROTOCOL,
   encode,
   parseChannel,
   parseLegacyClientMessage,
@@ -71,6 +73,8 @@ interface Client extends HubClient {
   lease: Lease;
   /** The API-key plan the connection counts against (appendix variant only). */
   plan: PlanName | undefined;
+  /** Stops watching the connection's API key for revocation (appendix variant, with a key). */
+  unwatch?: () => void;
   subscriptions: Set<string>;
   alive: boolean;
   pending: number;
@@ -99,7 +103,17 @@ function refuse(socket: Duplex, write: ErrorWriter, err: ApiError, extra: string
 }
 
 /** Values of the `reason` label of service_ws_refusals_total. */
-export const WS_REFUSAL_REASONS = ['shutting_down', 'max_clients', 'per_ip', 'flood', 'message_too_big', 'max_subscriptions', 'auth_failures'] as const;
+export const WS_REFUSAL_REASONS = [
+  'shutting_down',
+  'max_clients',
+  'per_ip',
+  'flood',
+  'message_too_big',
+  'max_subscriptions',
+  'auth_failures',
+  'invalid_api_key',
+  'key_revoked',
+] as const;
 type RefusalReason = (typeof WS_REFUSAL_REASONS)[number];
 
 const AUTH_MESSAGES: Record<Exclude<AuthFailure, 'action'>, string> = {
@@ -148,7 +162,15 @@ export function attachWebSocketServer(opts: {
   const { common, options } = opts;
   const { config, metrics, logger } = common;
   const writeError = opts.errorBody ?? v1ErrorBody;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false, clientTracking: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_MESSAGE_BYTES,
+    perMessageDeflate: false,
+    clientTracking: false,
+    // A client that carries its key as a subprotocol also offers `market-indexer`, which is the
+    // one selected: the key is not echoed back (D-191). Other offers select nothing, as before.
+    handleProtocols: (offered) => (offered.has(WS_SUBPROTOCOL) ? WS_SUBPROTOCOL : false),
+  });
   const clients = new Set<Client>();
   const hub = createHub({
     bus: opts.bus,
@@ -227,18 +249,18 @@ export function attachWebSocketServer(opts: {
     upgrading += 1;
     let lease: Lease | undefined;
     let plan: PlanName | undefined;
+    let keyId: string | undefined;
     try {
       if (opts.plans) {
-        const header = req.headers['x-api-key'];
-        const apiKey = (Array.isArray(header) ? header[0] : header) ?? new URL(req.url ?? '/', 'http://x').searchParams.get('apiKey') ?? undefined;
-        const caller = await opts.plans.caller(apiKey, ip);
-        if (!caller) {
-          refused('per_ip');
-          refuse(socket, writeError, new LegacyError('INVALID_API_KEY', 'Unknown or revoked API key'));
+        const a = await admitUpgrade(req, ip, opts.plans);
+        if (!a.ok) {
+          refused(a.reason);
+          refuse(socket, writeError, a.error, a.headers);
           return;
         }
-        plan = caller.plan;
-        lease = await opts.leases.acquire(caller.subject, planOf(caller.plan).wsConnections);
+        plan = a.caller.plan;
+        keyId = a.caller.keyId;
+        lease = await opts.leases.acquire(a.caller.subject, planOf(a.caller.plan).wsConnections);
       } else {
         lease = await opts.leases.acquire(ip);
       }
@@ -257,10 +279,10 @@ export function attachWebSocketServer(opts: {
       return;
     }
     const held = lease;
-    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, held, ip, plan));
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, held, ip, plan, keyId));
   }
 
-  function onConnection(ws: WebSocket, lease: Lease, ip: string, plan: PlanName | undefined): void {
+  function onConnection(ws: WebSocket, lease: Lease, ip: string, plan: PlanName | undefined, keyId: string | undefined): void {
     const client: Client = {
       ws,
       ip,
@@ -282,6 +304,13 @@ export function attachWebSocketServer(opts: {
     clients.add(client);
     metrics.wsConnections.inc();
     if (plan) metrics.planWsConnections.inc({ plan });
+    // A revoked key's connections are closed, on every replica, within the key cache's time (D-190).
+    if (keyId && opts.plans) {
+      client.unwatch = opts.plans.watch(keyId, () => {
+        refused('key_revoked');
+        closeClient(client, CLOSE.policy, KEY_REVOKED_REASON);
+      });
+    }
     ws.on('pong', () => (client.alive = true));
     ws.on('error', (err: Error & { code?: string }) => {
       // ws closes the connection itself (1009 for an oversized frame, 1002 for a protocol error).
@@ -290,6 +319,7 @@ export function attachWebSocketServer(opts: {
     });
     ws.on('close', () => {
       client.closed = true;
+      client.unwatch?.();
       clients.delete(client);
       hub.removeClient(client);
       opts.leases.release(lease);

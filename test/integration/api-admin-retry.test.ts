@@ -162,9 +162,14 @@ describe('POST /admin/dead-letters/:id/retry, the standby and batch timings of G
     );
     const nr = await retry(Number(id));
     expect([nr.status, nr.body.data.retry.outcome, nr.body.data.retry.reason]).toEqual([200, 'not_retryable', 'no_event']);
-    // Refusals and answers are audited like every admin call.
-    const audit = (await get('/admin/audit?limit=100')).body.data.entries as Json[];
-    expect(audit.some((e) => e.action === 'POST /api/v1/admin/dead-letters/1/retry' && e.status === 403 && e.wallet === stranger.address)).toBe(true);
+    // What the admin did is audited, its refusals with their code; another wallet's 403 is not (D-186).
+    const audit = await waitFor('the admin\'s retries audited', async () => {
+      const entries = (await get('/admin/audit?limit=100')).body.data.entries as Json[];
+      const done = [`POST /api/v1/admin/dead-letters/${id}/retry`, 'POST /api/v1/admin/dead-letters/999999/retry'].every((a) => entries.some((e) => e.action === a));
+      return done ? entries : undefined;
+    });
+    expect(audit.find((e) => e.action === 'POST /api/v1/admin/dead-letters/999999/retry')).toMatchObject({ wallet: admin.address, status: 404, outcome: 'NOT_FOUND' });
+    expect(audit.filter((e) => e.wallet === stranger.address)).toEqual([]);
   });
 
   it('shows the standby waiting for the writer lock and the writer\'s recent batch timings', async () => {

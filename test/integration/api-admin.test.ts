@@ -1,4 +1,9 @@
+import net from 'node:net';
 import { createApiKeyStore } from '../../core/api-keys';
+import { createShutdown, type Common } from '../../core/common';
+import { loadConfig } from '../../core/config';
+import { createLogger } from '../../core/telemetry/logger';
+import { createMetrics } from '../../core/telemetry/metrics';
 import { createDatabase, type Database } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../indexer/sources/simulator';
@@ -90,19 +95,65 @@ describe('/admin/* (ADMIN_WALLETS, real signatures, audit table)', () => {
     expect((await revoke('999999')).body.code).toBe('NOT_FOUND');
   });
 
-  it('writes every admin call to the audit table, refusals included', async () => {
+  it('writes what admins did to the audit table; refusals before an admin is verified are counted and logged at debug only (issue 31 findings 1, 9)', async () => {
+    // An API whose logs are kept at the default level, to count what a flood writes there.
+    const lines: Json[] = [];
+    const config = loadConfig({ PROGRAM_ID, TENANT_ID: testTenant(), ...HIGH, ADMIN_WALLETS: admin2.address, LOG_LEVEL: 'info' });
+    const logger = createLogger({ level: config.logLevel, service: 'test', tenant: config.tenantId, destination: { write: (l: string) => void lines.push(JSON.parse(l) as Json) } });
+    const common: Common = { config, logger, metrics: createMetrics({ processMetrics: false }), shutdown: createShutdown(logger) };
+    const base = await apis.start(common, database.db);
+    // Rows of anyone but an admin: anonymous callers (wallet null) and the stranger.
+    const rows = async () => (await database.db.one<{ n: number }>('SELECT count(*)::int AS n FROM admin_audit WHERE wallet IS NULL OR wallet = $1', [stranger.address])).n;
+    const before = await rows();
+    const startLines = lines.length;
+    // Anonymous calls to paths that do not exist, a non-admin wallet, and a bad signature.
+    const anonymous = await Promise.all(Array.from({ length: 40 }, (_, i) => fetch(`${base}/api/v1/admin/x${i}`)));
+    expect(anonymous.map((r) => r.status)).toEqual(Array(40).fill(401));
+    for (let i = 0; i < 5; i++) expect((await get(base, '/admin/indexer', stranger)).status).toBe(403);
+    expect((await fetch(`${base}/api/v1/admin/audit`, { headers: walletHeaders(admin2, 'GET /admin/audit', { forge: true }) })).status).toBe(401);
+    // What an admin did is written, with its error code when it was refused (v1 `{ code }`).
     const marker = `/admin/dead-letters?offset=${Date.now() % 1000}`;
-    await get(api, marker, admin2);
-    await get(api, '/admin/indexer', stranger);
-    await call(`${api}/api/v1/admin/audit`);
-    const audit = await waitFor('audit rows', async () => {
-      const r = await get(api, '/admin/audit?limit=100');
-      const entries = r.body.data.entries as Json[];
-      return entries.some((e) => e.action === `GET /api/v1${marker}`) && entries.some((e) => e.status === 403) && entries.some((e) => e.status === 401) ? entries : undefined;
+    expect((await get(base, marker, admin2)).status).toBe(200);
+    expect((await get(base, '/admin/dead-letters?limit=0', admin2)).status).toBe(400);
+    const audit = await waitFor('the admin calls audited', async () => {
+      const entries = await database.db.any<Json>('SELECT wallet, action, status, outcome FROM admin_audit WHERE wallet = $1 ORDER BY id', [admin2.address]);
+      return entries.length === 2 && entries[1]!.status === 400 ? entries : undefined;
     });
-    expect(audit.find((e) => e.action === `GET /api/v1${marker}`)).toMatchObject({ wallet: admin2.address, status: 200, outcome: 'ok' });
-    expect(audit.find((e) => e.status === 403)).toMatchObject({ wallet: stranger.address, outcome: 'FORBIDDEN' });
-    expect(audit.find((e) => e.status === 401)).toMatchObject({ wallet: null, outcome: 'MISSING_AUTH_HEADERS' });
+    expect(audit).toEqual([
+      { wallet: admin2.address, action: `GET /api/v1${marker}`, status: 200, outcome: 'ok' },
+      { wallet: admin2.address, action: 'GET /api/v1/admin/dead-letters?limit=0', status: 400, outcome: 'INVALID_PARAMETER' },
+    ]);
+    expect(await rows()).toBe(before);
+    // The refusals are counted instead.
+    const refusals = async () => Object.fromEntries((await common.metrics.adminRefusals.get()).values.map((v) => [v.labels.reason, v.value]));
+    expect(await refusals()).toEqual({ unauthenticated: 41, forbidden: 5, rate_limited: 0, unavailable: 0, other: 0 });
+    // The default level shows the admins' calls, one line each, and nothing of the refusals.
+    expect(lines.slice(startLines).map((l) => [l.msg, l.wallet, l.status])).toEqual([
+      ['admin call', admin2.address, 200],
+      ['admin call', admin2.address, 400],
+    ]);
+    // The suite's API (ADMIN_WALLETS admin, admin2) reads them back.
+    const entries = (await get(api, '/admin/audit?limit=100')).body.data.entries as Json[];
+    expect(entries.find((e) => e.action === `GET /api/v1${marker}`)).toMatchObject({ wallet: admin2.address, status: 200, outcome: 'ok' });
+    expect(entries.filter((e) => e.wallet !== admin.address && e.wallet !== admin2.address)).toEqual([]);
+  });
+
+  it('audits an admin call whose client left before the answer, as client_closed (issue 31 finding 3)', async () => {
+    const { id } = await database.db.one<{ id: string }>("SELECT id FROM dead_letters WHERE signature = 'sigA'");
+    const path = `/admin/dead-letters/${id}/retry`;
+    const port = Number(new URL(api).port);
+    // No indexer settles the retry here: the API waits for it (up to 5 s), and the client goes first.
+    const socket = net.connect({ port, host: '127.0.0.1' });
+    await new Promise((r) => socket.once('connect', r));
+    const headers = Object.entries(walletHeaders(admin, `POST ${path}`)).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    socket.write(`POST /api/v1${path} HTTP/1.1\r\nhost: localhost\r\ncontent-length: 0\r\n${headers}\r\n`);
+    // Once the API has recorded the request, the action is done: the client leaves.
+    await waitFor('the retry request recorded', async () => (await database.db.oneOrNone('SELECT 1 FROM dead_letter_retries WHERE dead_letter_id = $1', [id])) ?? undefined);
+    socket.destroy();
+    const row = await waitFor('the call audited', async () =>
+      (await database.db.oneOrNone<Json>('SELECT wallet, action, status, outcome FROM admin_audit WHERE action = $1', [`POST /api/v1${path}`])) ?? undefined,
+    );
+    expect(row).toEqual({ wallet: admin.address, action: `POST /api/v1${path}`, status: 499, outcome: 'client_closed' });
   });
 
   it('manages the tenant\'s API keys: list without secrets, create (key shown once), revoke once', async () => {

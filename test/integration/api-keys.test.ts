@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import express from 'express';
 import { ApiKeyError, createApiKeyStore, hashApiKey, type ApiKeyStore } from '../../core/api-keys';
 import { createDatabase, type Database } from '../../core/db';
@@ -110,9 +111,9 @@ describe('plan limits (real Redis, cluster-wide)', () => {
   });
 
   /** A replica: the plan middleware in front of a handler, errors as `{ code }` with their status. */
-  async function replica() {
+  async function replica(o: { cacheMs?: number; keys?: ApiKeyStore } = {}) {
     const { logger, metrics } = testCommon();
-    const limits = createPlanLimits({ tenant, keys: store, store: { redis, keys: createKeys(tenant) }, logger, metrics, cacheMs: 0 });
+    const limits = createPlanLimits({ tenant, keys: o.keys ?? store, store: { redis, keys: createKeys(tenant) }, logger, metrics, cacheMs: o.cacheMs ?? 0 });
     const app = express();
     app.set('trust proxy', true);
     app.get('/x', limits.middleware(), (req, res) => void res.json({ plan: req.planCaller!.plan, subject: req.planCaller!.subject }));
@@ -189,6 +190,65 @@ describe('plan limits (real Redis, cluster-wide)', () => {
       // Another tenant's key is unknown here.
       const foreign = await store.create({ tenant: 'someone-else', plan: 'pro' });
       expect((await fetch(`${a.url}/x`, { headers: { 'x-api-key': foreign.key } })).status).toBe(401);
+    } finally {
+      await a.close();
+    }
+  });
+
+  /** The key store, counting the lookups that reach PostgreSQL. */
+  const counted = () => {
+    const c: { lookups: number; store: ApiKeyStore } = { lookups: 0, store };
+    c.store = { ...store, lookup: (t, k) => (c.lookups++, store.lookup(t, k)) };
+    return c;
+  };
+  const randomKey = () => `mik_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`;
+
+  it('a key not known as good spends the keyless budget before any lookup: bad keys cost at most that many queries (issue 31 finding 4)', async () => {
+    const c = counted();
+    const a = await replica({ cacheMs: 5_000, keys: c.store });
+    try {
+      const from = { 'x-forwarded-for': '203.0.113.40' };
+      const statuses: number[] = [];
+      for (let i = 0; i < 80; i++) statuses.push((await fetch(`${a.url}/x`, { headers: { ...from, 'x-api-key': randomKey() } })).status);
+      const free = planOf('free').requestsPerMinute;
+      expect(statuses).toEqual([...Array(free).fill(401), ...Array(80 - free).fill(429)]);
+      expect(c.lookups).toBe(free);
+      // A malformed key is refused without a lookup, and the same bad key twice costs one.
+      const other = { 'x-forwarded-for': '203.0.113.41' };
+      expect((await fetch(`${a.url}/x`, { headers: { ...other, 'x-api-key': 'not-a-key' } })).status).toBe(401);
+      const bad = randomKey();
+      for (let i = 0; i < 3; i++) expect((await fetch(`${a.url}/x`, { headers: { ...other, 'x-api-key': bad } })).status).toBe(401);
+      expect(c.lookups).toBe(free + 1);
+      // Each still spent a request of the IP's budget.
+      expect((await fetch(`${a.url}/x`, { headers: other })).headers.get('x-ratelimit-remaining')).toBe(String(free - 5));
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('bad keys cannot push a good key out of the cache (issue 31 finding 4)', async () => {
+    const c = counted();
+    const a = await replica({ cacheMs: 600_000, keys: c.store });
+    try {
+      const { key } = await store.create({ tenant, plan: 'pro' });
+      expect((await fetch(`${a.url}/x`, { headers: { 'x-api-key': key } })).status).toBe(200);
+      expect(c.lookups).toBe(1);
+      // 10,200 distinct bad keys from 170 addresses (each within its keyless budget), 32 at a time.
+      let sent = 0;
+      const statuses = new Map<number, number>();
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          for (let i = sent++; i < 10_200; i = sent++) {
+            const r = await fetch(`${a.url}/x`, { headers: { 'x-forwarded-for': `198.51.${Math.floor(i / 60) >> 8}.${Math.floor(i / 60) & 255}`, 'x-api-key': randomKey() } });
+            statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          }
+        }),
+      );
+      expect(Object.fromEntries(statuses)).toEqual({ 401: 10_200 });
+      const lookups = c.lookups;
+      // The good key is still known: served without a query.
+      expect((await fetch(`${a.url}/x`, { headers: { 'x-api-key': key } })).status).toBe(200);
+      expect(c.lookups).toBe(lookups);
     } finally {
       await a.close();
     }

@@ -19,6 +19,7 @@ import { expectLegacyError } from '../support/legacy';
 import { createOpenApiChecker, OPENAPI_LEGACY_PATH } from '../support/openapi';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { testTenant } from '../support/redis';
+import { waitFor } from '../support/tables';
 import { signWireTransaction } from '../support/tx';
 
 const HIGH = HIGH_LIMITS;
@@ -157,6 +158,16 @@ describe("a legacy tenant serves issue 22's /tx/*, /attestations and /admin/* in
     expectError(await signed(api, 'POST', `/admin/api-keys/${apiKey.keyId}/revoke`, admin), 'CONFLICT');
     const revoked = await fetch(`${api}/api/v1/markets`, { headers: { 'x-api-key': apiKey.key } });
     expect(revoked.status).toBe(401);
+    // The audit keeps the variant's error code of a refused admin call, not `http_409` (issue 31 finding 9).
+    const action = `POST /api/v1/admin/api-keys/${apiKey.keyId}/revoke`;
+    const audit = await waitFor('the revocations audited', async () => {
+      const rows = await database.db.any<Json>('SELECT status, outcome FROM admin_audit WHERE action = $1 ORDER BY id', [action]);
+      return rows.length === 2 ? rows : undefined;
+    });
+    expect(audit).toEqual([
+      { status: 200, outcome: 'ok' },
+      { status: 409, outcome: 'CONFLICT' },
+    ]);
   });
 
   it('applies the jurisdiction policy with honest codes: 451 GEO_BLOCKED, 451 ATTESTATION_REQUIRED until POST /attestations', async () => {

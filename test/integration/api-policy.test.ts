@@ -1,3 +1,4 @@
+import net from 'node:net';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import { createDatabase, type Database } from '../../core/db';
@@ -92,5 +93,51 @@ describe('451 jurisdiction policy and POST /attestations (real signatures, Postg
     // A revoked attestation no longer counts.
     await database.db.none("UPDATE attestations SET revoked_at = now(), revoked_by = 'test' WHERE wallet = $1", [w.address]);
     expect((await placeOrder(base, w, 'XA')).status).toBe(451);
+  });
+
+  /** A signed POST /tx/place-order over a raw socket, with the country header lines given (each its own line). */
+  async function rawPlaceOrder(base: string, countryLines: string[]): Promise<{ status: number; code?: string }> {
+    const body = JSON.stringify(ORDER);
+    const lines = [
+      'POST /api/v1/tx/place-order HTTP/1.1',
+      'host: localhost',
+      'connection: close',
+      'content-type: application/json',
+      `content-length: ${Buffer.byteLength(body)}`,
+      ...Object.entries(walletHeaders(wallet(), 'POST /tx/place-order')).map(([k, v]) => `${k}: ${v}`),
+      ...countryLines.map((v) => `cf-ipcountry: ${v}`),
+    ];
+    const socket = net.connect({ port: Number(new URL(base).port), host: '127.0.0.1' });
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.write(`${lines.join('\r\n')}\r\n\r\n${body}`);
+    await new Promise((r) => socket.once('close', r));
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const json = raw.slice(raw.indexOf('\r\n\r\n') + 4);
+    return { status: Number(raw.split(' ')[1]), code: (JSON.parse(json) as { code?: string }).code };
+  }
+
+  it('blocks a malformed or repeated country header from a listed proxy instead of treating it as unknown (issue 31 finding 6)', async () => {
+    const base = await start({ TRUST_PROXY: 'loopback', ...POLICY });
+    const blocked = { status: 451, code: 'GEO_BLOCKED' };
+    expect(await rawPlaceOrder(base, ['US', 'XB'])).toEqual(blocked);
+    expect(await rawPlaceOrder(base, ['FR', 'FR'])).toEqual(blocked);
+    expect(await rawPlaceOrder(base, ['US, XB'])).toEqual(blocked);
+    for (const v of ['', 'USA', 'T1', 'X']) expect([v, await rawPlaceOrder(base, [v])]).toEqual([v, blocked]);
+    // One code, whatever its case, is that country; none at all is unknown.
+    expect(await rawPlaceOrder(base, ['fr'])).toEqual({ status: 400, code: 'VALIDATION_ERROR' });
+    expect(await rawPlaceOrder(base, [])).toEqual({ status: 400, code: 'VALIDATION_ERROR' });
+  });
+
+  it('refuses to start a policy whose header it could never believe: TRUST_PROXY a hop count or true, or no header (issue 31 finding 6)', async () => {
+    // With a hop count the peer at hop 0 is trusted whoever it is: a client that reached the API
+    // directly would choose its own country.
+    await expect(start({ TRUST_PROXY: '1', ...POLICY })).rejects.toThrow(/TRUST_PROXY=1 names none/);
+    await expect(start({ TRUST_PROXY: 'true', ...POLICY })).rejects.toThrow(/TRUST_PROXY=true names none/);
+    const { GEO_COUNTRY_HEADER: _header, ...noHeader } = POLICY;
+    await expect(start({ TRUST_PROXY: 'loopback', ...noHeader })).rejects.toThrow(/need GEO_COUNTRY_HEADER/);
+    // A subnet list is what Express's trust proxy takes, and the header is believed from it.
+    const base = await start({ TRUST_PROXY: '10.0.0.0/8,127.0.0.0/8', ...POLICY });
+    expect((await placeOrder(base, wallet(), 'XB')).status).toBe(451);
   });
 });

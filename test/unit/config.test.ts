@@ -25,6 +25,7 @@ describe('config', () => {
       publicMax: 100,
       sensitiveMax: 20,
       complianceMax: 5,
+      walletsPerIp: 5,
     });
     expect(c.ws).toEqual({ maxConnectionsPerIp: 10, maxClients: 1000, pingIntervalMs: 30_000, ipLeaseMs: 60_000 });
     expect(c.requestTimeoutMs).toBe(30_000);

@@ -1,0 +1,40 @@
+import { channelPattern } from '../live/channels';
+import { createKeys } from './keys';
+
+/**
+ * The Redis ACL user of one tenant (D-193): what the kit renders (`ACL SETUSER <user> <rules…>`,
+ * or one `user` line of an ACL file) so that tenants sharing one Redis are kept apart by Redis
+ * itself, not only by the `t:{tenant}:` prefix of `core/redis/keys.ts`.
+ *
+ * - Keys: the tenant's prefix only (`~t:<tenant>:*`), reads and writes, inside Lua scripts too.
+ * - Channels: `&t:<tenant>:*` for PUBLISH and SUBSCRIBE; PSUBSCRIBE is checked against the
+ *   allowed patterns literally (Redis 7), so every pattern the processes subscribe to
+ *   (`PSUBSCRIBED_KINDS`) is listed as it is sent.
+ * - Commands: reads, writes, keyspace, pub/sub, scripts, transactions and connection
+ *   commands, less everything `@admin` or `@dangerous` (CONFIG, FLUSHALL, KEYS, DEBUG, CLIENT
+ *   KILL…), less SCAN and RANDOMKEY (they list every tenant's key names, which hold client
+ *   addresses and wallets), plus INFO (ioredis's ready check) and TIME (the scripts read Redis's clock, D-52, D-102).
+ *
+ * What is given up: the API's start-up check of `maxmemory-policy` and persistence needs CONFIG
+ * GET, which would also show the server's `requirepass`; with this user it logs one `warn` that it
+ * cannot check, and the operator checks Redis instead (docs/security.md). A Redis Cluster also
+ * needs `+cluster|slots +cluster|shards +cluster|info +cluster|nodes` (ioredis discovers the
+ * cluster with them), not tested here.
+ */
+export const ACL_COMMANDS = ['-@all', '+@read', '+@write', '+@keyspace', '+@pubsub', '+@scripting', '+@transaction', '+@connection', '-@admin', '-@dangerous', '-scan', '-randomkey', '+info', '+time'] as const;
+
+/**
+ * The channel kinds whose patterns (`market:*`, `orderbook:*`) the API PSUBSCRIBEs: the hot-read
+ * cache drops entries on them (`server/read/hot-cache.ts` reads this list). Declared here
+ * because the ACL must name each pattern as it is sent.
+ */
+export const PSUBSCRIBED_KINDS = ['market', 'orderbook'] as const;
+
+/** The user name of a tenant's processes. */
+export const tenantAclUser = (tenant: string) => `mi-${tenant}`;
+
+/** `ACL SETUSER` arguments after the user name, without the password (`>password` or `#sha256` goes after `on`). */
+export function tenantAclRules(tenant: string): string[] {
+  const keys = createKeys(tenant);
+  return ['reset', 'on', `~${keys.prefix}*`, 'resetchannels', `&${keys.prefix}*`, ...PSUBSCRIBED_KINDS.map((k) => `&${keys.channel(channelPattern(k))}`), ...ACL_COMMANDS];
+}

@@ -1,0 +1,139 @@
+import Redis from 'ioredis';
+import { createDatabase, type Database } from '../../core/db';
+import { tenantAclRules, tenantAclUser } from '../../core/redis/acl';
+import { createRedis, redisReady, type Redis as AppRedis } from '../../core/redis/client';
+import { createKeys } from '../../core/redis/keys';
+import { createRedisUpdateLog } from '../../core/redis/updates';
+import { startApiServer } from '../../server/run';
+import { createLiveStores } from '../../server/stores';
+import { testWallet, walletHeaders } from '../support/api';
+import { testCommon } from '../support/common';
+import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { testTenant } from '../support/redis';
+import { startRedisServer, type RedisProcess } from '../support/redis-server';
+import { WsClient } from '../support/ws';
+
+type AclEntry = { reason: string; object: string; username: string };
+
+/**
+ * Issue 31's suspicion: tenants sharing one Redis were apart only by key prefix. With a Redis
+ * ACL user per tenant (core/redis/acl.ts, D-193) the API and the indexer's publishing work
+ * with no denial, and a tenant's credentials reach nothing of another tenant.
+ */
+describe('one Redis ACL user per tenant (a redis-server of the suite\'s own)', () => {
+  let server: RedisProcess;
+  let admin: Redis;
+  let tdb: TestDatabase;
+  let database: Database;
+  const clients: AppRedis[] = [];
+  const stops: (() => Promise<void>)[] = [];
+  const [a, b] = [testTenant(), testTenant()];
+  const password = (t: string) => `pw-${t}`;
+  const urlOf = (t: string) => `redis://${tenantAclUser(t)}:${password(t)}@127.0.0.1:${server.port}`;
+
+  beforeAll(async () => {
+    server = await startRedisServer({ args: ['--maxmemory-policy', 'noeviction'] });
+    admin = new Redis(server.port, '127.0.0.1');
+    // As production would have it: an operator user, the default user off, one user per tenant.
+    await admin.call('ACL', 'SETUSER', 'operator', 'on', '>operator-pw', '~*', '&*', '+@all');
+    for (const t of [a, b]) await admin.call('ACL', 'SETUSER', tenantAclUser(t), ...tenantAclRules(t), `>${password(t)}`);
+    await admin.call('ACL', 'SETUSER', 'default', 'off');
+    admin.disconnect();
+    admin = new Redis({ port: server.port, host: '127.0.0.1', username: 'operator', password: 'operator-pw' });
+    tdb = await createTestDatabase();
+    database = createDatabase({ url: tdb.url, poolMax: 4 });
+  });
+  afterAll(async () => {
+    for (const stop of stops) await stop();
+    clients.forEach((c) => c.disconnect());
+    admin.disconnect();
+    await server.close();
+    await database.close();
+    await tdb.drop();
+  });
+
+  const connect = async (t: string) => {
+    const r = createRedis(urlOf(t), { enableAutoPipelining: true });
+    r.on('error', () => {});
+    clients.push(r);
+    await redisReady(r, 5_000);
+    return r;
+  };
+  async function api(t: string) {
+    const common = testCommon({ TENANT_ID: t, API_PORT: '0', API_HOST: '127.0.0.1', REDIS_URL: urlOf(t) });
+    const redis = await connect(t);
+    const live = createLiveStores(common, redis);
+    common.shutdown.add('live', () => live.close());
+    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: true, docs: false });
+    stops.push(() => common.shutdown.run('test over'));
+    return `127.0.0.1:${port}`;
+  }
+  const aclLog = async () => ((await admin.call('ACL', 'LOG')) as unknown[][]).map((e) => {
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < e.length; i += 2) o[String(e[i])] = e[i + 1];
+    return o as AclEntry;
+  });
+
+  it('runs the API (limits, nonces, /ws leases, the bus, the update log) and the indexer\'s publishing with no denial', async () => {
+    await admin.call('ACL', 'LOG', 'RESET');
+    const [hostA, hostB] = [await api(a), await api(b)];
+    const w = testWallet();
+    // Rate limits and the nonce store: a signed read is served once, its replay refused.
+    const nonce = `acl-${Date.now()}`;
+    const signed = () => fetch(`http://${hostA}/api/v1/stats`, { headers: walletHeaders(w, 'GET /stats', { nonce }) });
+    const first = await signed();
+    expect([first.status, first.headers.get('x-ratelimit-limit')]).toEqual([200, '200']);
+    expect(((await (await signed()).json()) as { error: string }).error).toBe('Nonce already used');
+    expect((await fetch(`http://${hostA}/api/v1/markets`)).status).toBe(200);
+    // /ws: a lease, a subscription on the bus, an update from the indexer's side, a replay from the log.
+    const [onA, onB] = [await WsClient.open(`ws://${hostA}/ws`), await WsClient.open(`ws://${hostB}/ws`)];
+    for (const c of [onA, onB]) await c.next((m) => m.type === 'connected');
+    for (const c of [onA, onB]) expect(await c.request({ type: 'subscribe', channel: 'market:42' })).toEqual({ type: 'subscribed', channel: 'market:42' });
+    const indexerA = createRedisUpdateLog({ redis: await connect(a), keys: createKeys(a) });
+    await indexerA.append([{ channel: 'market:42', slot: 9, data: { marketId: '42', field: 'state', value: 2 } }]);
+    expect(await onA.next((m) => m.type === 'update')).toMatchObject({ channel: 'market:42', slot: 9 });
+    const replay = await WsClient.open(`ws://${hostA}/ws`);
+    await replay.next((m) => m.type === 'connected');
+    expect(await replay.request({ type: 'subscribe', channel: 'market:42', resumeFrom: 0 })).toMatchObject({ type: 'subscribed', resumed: true, replayed: 1 });
+    // The work landed in Redis under A's prefix (not in the processes' fallbacks).
+    const keysOfA = (await admin.keys(`${createKeys(a).prefix}*`)).map((k) => k.split(':')[2]);
+    for (const kind of ['rl', 'nonce', 'nonce-epoch', 'ws', 'st']) expect(keysOfA).toContain(kind);
+    // B's client heard nothing of A's market.
+    await onB.close();
+    expect(onB.received.filter((m) => m.type === 'update')).toEqual([]);
+    await Promise.all([onA.close(), replay.close()]);
+    expect(await aclLog()).toEqual([]);
+  });
+
+  it('refuses a tenant\'s credentials everything of another tenant, and the commands that would reach it', async () => {
+    const [ra, sub] = [await connect(a), await connect(a)];
+    const other = createKeys(b);
+    await admin.set(`${other.prefix}secret`, 'b');
+    const denied: [string, () => Promise<unknown>][] = [
+      ['GET', () => ra.get(`${other.prefix}secret`)],
+      ['SET', () => ra.set(`${other.prefix}x`, '1')],
+      ['DEL', () => ra.del(`${other.prefix}secret`)],
+      ['EVAL reaching an undeclared key', () => ra.eval(`return redis.call('GET', '${other.prefix}secret')`, 0)],
+      ['PUBLISH', () => ra.publish(other.channel('market:42'), 'x')],
+      ['SUBSCRIBE', () => sub.subscribe(other.channel('market:42'))],
+      ['PSUBSCRIBE', () => sub.psubscribe(other.channel('market:*'))],
+      ['SCAN', () => ra.scan('0')],
+      ['KEYS', () => ra.keys('*')],
+      ['RANDOMKEY', () => ra.randomkey()],
+      ['CONFIG GET', () => ra.config('GET', 'requirepass')],
+      ['FLUSHALL', () => ra.flushall()],
+      ['ACL', () => ra.call('ACL', 'LIST')],
+      ['CLIENT KILL', () => ra.call('CLIENT', 'KILL', 'USER', tenantAclUser(b))],
+    ];
+    for (const [what, attempt] of denied) {
+      const got = await attempt().then(
+        (v) => `allowed: ${JSON.stringify(v)}`,
+        // A script's denial is an error of the script ("can't access"), the rest NOPERM.
+        (e: Error) => (/^NOPERM |can't access at least one of the keys/.test(e.message) ? 'denied' : e.message),
+      );
+      expect([what, got]).toEqual([what, 'denied']);
+    }
+    expect(await admin.get(`${other.prefix}secret`)).toBe('b');
+    expect(new Set((await aclLog()).map((e) => e.username))).toEqual(new Set([tenantAclUser(a)]));
+  });
+});
