@@ -7,8 +7,10 @@ import type { Logger } from '../core/telemetry/logger';
 import type { Metrics } from '../core/telemetry/metrics';
 import { nextConditions, transitions, type ConditionInput } from './conditions';
 import type { Caches } from './informers';
-import { isConflict, KubeError, type KubeClient, type KubeObject } from './kube/client';
-import { CHILD_KINDS, DATA_KINDS, EVENT, kindOf, MARKET_INDEXER, NAMESPACE, SECRET } from '../cdk8s/lib/kinds';
+import { isConflict, isForbidden, KubeError, type KubeClient, type KubeObject } from './kube/client';
+import { CHILD_KINDS, DATA_KINDS, EVENT, kindOf, MARKET_INDEXER, NAMESPACE, ROLE_BINDING, SECRET } from '../cdk8s/lib/kinds';
+import { TENANT_BINDING, tenantBinding } from '../cdk8s/lib/operator-permissions';
+import { specPolicyProblems, type SpecPolicy } from './policy';
 import { APPLIED_HASH, renderTenant, type Rendered } from './render';
 
 export const FINALIZER = 'marketindexer.dev/cleanup';
@@ -28,7 +30,12 @@ export type Outcome =
 
 export interface Reconciler {
   reconcile(name: string): Promise<Outcome>;
+  /** The operator's binding in a namespace is gone (its requests there were refused): make it again. */
+  forgetAccess(namespace: string): void;
 }
+
+/** How long a reconcile waits for a tenant namespace's caches to list before retrying. */
+const NAMESPACE_SYNC_MS = 15_000;
 
 type Json = Record<string, unknown>;
 const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -70,6 +77,7 @@ export function createReconciler(deps: {
   metrics: Metrics;
   environment: string;
   defaults: TenantInput;
+  policy: SpecPolicy;
   platformNamespace: string;
   lagThreshold: number;
   observation(mi: MarketIndexer): IndexerObservation | undefined;
@@ -82,12 +90,13 @@ export function createReconciler(deps: {
     const warning = (c.type === 'Ready' && c.status !== 'True') || (c.type !== 'Ready' && c.type !== 'Progressing' && c.status === 'True');
     const ts = now();
     const name = `${mi.metadata.name}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 6)}`;
-    // Events of a cluster-scoped object live in `default`, as client-go's recorder puts them.
+    // Events of a cluster-scoped object go to the operator's own namespace, the only one where it
+    // may create them (client-go's recorder would use `default`); `kubectl describe` finds them (D-199).
     await kube
       .create(EVENT, {
         apiVersion: 'v1',
         kind: 'Event',
-        metadata: { name, namespace: 'default' },
+        metadata: { name, namespace: deps.platformNamespace },
         involvedObject: { apiVersion: mi.apiVersion, kind: mi.kind, name: mi.metadata.name, uid: mi.metadata.uid },
         reason: c.reason,
         message: `${c.type}=${c.status}: ${c.message}`,
@@ -170,7 +179,42 @@ export function createReconciler(deps: {
 
   /** The tenant namespace, from the cache or (when someone else made it) from the API server. */
   async function liveNamespace(name: string): Promise<KubeObject | undefined> {
-    return caches.child('Namespace')?.get(name) ?? (await kube.get(NAMESPACE, undefined, name));
+    return caches.namespaces.get(name) ?? (await kube.get(NAMESPACE, undefined, name));
+  }
+
+  /**
+   * The operator's rights inside a tenant namespace it owns: the RoleBinding of the tenant
+   * ClusterRole (created once; 409 means it is there), then the namespace's caches. The binding is
+   * owned by the MarketIndexer, so it goes with it.
+   */
+  const bound = new Set<string>();
+  async function ensureAccess(mi: MarketIndexer, namespace: string, labels: Record<string, string> | undefined): Promise<void> {
+    if (!bound.has(namespace)) {
+      const owner = { apiVersion: mi.apiVersion, kind: mi.kind, name: mi.metadata.name, uid: mi.metadata.uid! };
+      try {
+        await kube.create(ROLE_BINDING, tenantBinding(deps.platformNamespace, namespace, labels ?? {}, owner) as unknown as KubeObject);
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+      bound.add(namespace);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), NAMESPACE_SYNC_MS)));
+    const synced = await Promise.race([caches.watchNamespace(namespace).then(() => 'synced' as const), late]);
+    clearTimeout(timer);
+    if (synced === 'late') throw new KubeError(0, 'NotSynced', `the caches of namespace ${namespace} have not listed yet`);
+  }
+
+  /** Gives the operator's rights in a namespace up: its caches there, then its binding. */
+  async function releaseAccess(namespace: string): Promise<void> {
+    await caches.unwatchNamespace(namespace);
+    try {
+      await kube.delete(ROLE_BINDING, namespace, TENANT_BINDING);
+    } catch (err) {
+      // Forbidden: the binding is already gone, and with it the right to delete it.
+      if (!isForbidden(err)) throw err;
+    }
+    bound.delete(namespace);
   }
 
   async function missingSecrets(rendered: Rendered): Promise<string[]> {
@@ -203,17 +247,32 @@ export function createReconciler(deps: {
     if (!finalizers.includes(FINALIZER)) return { result: 'gone' };
     const uid = mi.metadata.uid!;
     const namespace = namespaceOf(mi.spec.tenant);
+    const ns = await liveNamespace(namespace);
+    const owned = !!ns && ownedBy(ns, uid) && !ns.metadata.deletionTimestamp;
+    if (owned) await ensureAccess(mi, namespace, ns.metadata.labels);
     if (mi.spec.deletionPolicy === 'Delete') {
-      const ns = await liveNamespace(namespace);
-      if (ns && ownedBy(ns, uid)) await kube.delete(NAMESPACE, undefined, namespace, { uid: ns.metadata.uid });
+      if (owned) await kube.delete(NAMESPACE, undefined, namespace, { uid: ns.metadata.uid });
+      await caches.unwatchNamespace(namespace);
+      bound.delete(namespace);
     } else {
-      // Retain: the namespace and its Secrets (and the volumes in it) stay, no longer owned.
-      for (const info of CHILD_KINDS) {
-        for (const o of caches.child(info.kind)?.list() ?? []) {
-          if (!ownedBy(o, uid) || o.metadata.deletionTimestamp) continue;
-          if (DATA_KINDS.has(info.kind)) await letGo(o, uid);
-          else await kube.delete(info, o.metadata.namespace, o.metadata.name, { uid: o.metadata.uid });
+      // Retain: the namespace and its Secrets (and the volumes in it) stay, no longer owned, and
+      // the operator gives its rights there up.
+      if (owned) {
+        for (const info of CHILD_KINDS) {
+          const objects = info.namespaced ? (caches.child(info.kind, namespace)?.list(namespace) ?? []) : [ns];
+          for (const o of objects) {
+            if (!ownedBy(o, uid) || o.metadata.deletionTimestamp) continue;
+            if (DATA_KINDS.has(info.kind)) await letGo(o, uid);
+            else await kube.delete(info, o.metadata.namespace, o.metadata.name, { uid: o.metadata.uid });
+          }
         }
+      }
+      if (owned) await releaseAccess(namespace);
+      else {
+        // Not (or no longer) its own: a binding it left there is owned by this MarketIndexer, so
+        // the garbage collector removes it with the resource.
+        await caches.unwatchNamespace(namespace);
+        bound.delete(namespace);
       }
     }
     await kube.mergePatch(MARKET_INDEXER, undefined, mi.metadata.name, {
@@ -229,6 +288,10 @@ export function createReconciler(deps: {
     let mi = structuredClone(cached);
     if (mi.metadata.deletionTimestamp) return finalize(mi);
     const namespace = namespaceOf(mi.spec.tenant);
+
+    // What a MarketIndexer may ask is bounded by the environment (D-200): images, egress.
+    const refused = specPolicyProblems(mi.spec, deps.policy);
+    if (refused.length) return degrade(mi, namespace, 'InvalidSpec', refused.join('; '));
 
     let rendered: Rendered;
     try {
@@ -268,9 +331,9 @@ export function createReconciler(deps: {
         if (isConflict(err)) throw new KubeError(409, 'AlreadyExists', `namespace ${namespace} was created meanwhile`);
         throw err;
       }
-    } else if (needsApply(desiredNs, ns)) {
-      await kube.apply(NAMESPACE, desiredNs, FIELD_MANAGER);
     }
+    await ensureAccess(mi, namespace, desiredNs.metadata.labels);
+    if (needsApply(desiredNs, ns)) await kube.apply(NAMESPACE, desiredNs, FIELD_MANAGER);
 
     const missing = await missingSecrets(rendered);
     if (missing.length) {
@@ -281,7 +344,7 @@ export function createReconciler(deps: {
     for (const desired of rendered.objects) {
       if (desired.kind === 'Namespace') continue;
       const info = kindOf(desired.apiVersion, desired.kind);
-      const cache = caches.child(desired.kind);
+      const cache = caches.child(desired.kind, namespace);
       if (!cache) {
         unserved.push(desired.kind);
         continue;
@@ -293,7 +356,8 @@ export function createReconciler(deps: {
     // a Secret it no longer renders is let go instead: it may hold what someone put there.
     const wanted = new Set(rendered.objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`));
     for (const info of CHILD_KINDS) {
-      for (const o of caches.child(info.kind)?.list(info.namespaced ? namespace : undefined) ?? []) {
+      if (!info.namespaced) continue;
+      for (const o of caches.child(info.kind, namespace)?.list(namespace) ?? []) {
         if (!ownedBy(o, mi.metadata.uid!) || o.metadata.deletionTimestamp) continue;
         if (wanted.has(`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)) continue;
         if (DATA_KINDS.has(info.kind)) await letGo(o, mi.metadata.uid!);
@@ -301,7 +365,7 @@ export function createReconciler(deps: {
       }
     }
 
-    const deployments = caches.child('Deployment');
+    const deployments = caches.child('Deployment', namespace);
     const api = deployments?.get(NAMES.api, namespace) as (KubeObject & { spec?: { replicas?: number }; status?: Json }) | undefined;
     const indexer = deployments?.get(NAMES.indexer, namespace) as (KubeObject & { spec?: { replicas?: number }; status?: Json }) | undefined;
     const rolledOut = (d: typeof api) =>
@@ -330,7 +394,7 @@ export function createReconciler(deps: {
     return { result: progressing || !ready ? 'progressing' : 'converged' };
   }
 
-  return { reconcile };
+  return { reconcile, forgetAccess: (namespace) => void bound.delete(namespace) };
 }
 
 function canonical(v: unknown): unknown {
