@@ -90,6 +90,8 @@ export function startInformers(opts: {
     informer.on('error', (err: unknown) => {
       if (opts.signal.aborted || stopped) return;
       failures += 1;
+      // A watch refused as client-node reports it (the list's refusal is caught above).
+      if (namespace && (err as { statusCode?: number })?.statusCode === 403) opts.onForbidden?.(namespace);
       const missing = served.get(info.kind) === false;
       const delay = missing ? 60_000 : Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
       if (!missing) logger.warn({ kind: info.kind, namespace, err: (err as Error)?.message ?? String(err), retryInMs: delay }, 'list or watch failed; starting again');

@@ -283,6 +283,17 @@ export function createReconciler(deps: {
   }
 
   async function reconcile(name: string): Promise<Outcome> {
+    try {
+      return await reconcileOnce(name);
+    } catch (err) {
+      // Refused in a tenant namespace: its binding there may be gone; the retry makes it again.
+      const mi = caches.marketIndexers.get(name) as unknown as MarketIndexer | undefined;
+      if (isForbidden(err) && mi) bound.delete(namespaceOf(mi.spec.tenant));
+      throw err;
+    }
+  }
+
+  async function reconcileOnce(name: string): Promise<Outcome> {
     const cached = caches.marketIndexers.get(name) as unknown as MarketIndexer | undefined;
     if (!cached) return { result: 'gone' };
     let mi = structuredClone(cached);

@@ -101,8 +101,9 @@ function inScope(p: Permission, t: Target, resource: string): boolean {
   }
 }
 
-export function isPermitted(group: string, resource: string, verb: Verb, target: Target): boolean {
-  return OPERATOR_PERMISSIONS.some(
+/** The entries of the table that allow a request (none: the operator may not make it). */
+export function permissionsFor(group: string, resource: string, verb: Verb, target: Target): Permission[] {
+  return OPERATOR_PERMISSIONS.filter(
     (p) =>
       p.group === group &&
       p.resource === resource &&
@@ -111,6 +112,8 @@ export function isPermitted(group: string, resource: string, verb: Verb, target:
       (!p.resourceNames || (target.name !== undefined && resourceNamesOf(p.resourceNames, target.platformNamespace).includes(target.name))),
   );
 }
+
+export const isPermitted = (group: string, resource: string, verb: Verb, target: Target): boolean => permissionsFor(group, resource, verb, target).length > 0;
 
 export interface PolicyRule {
   apiGroups: string[];

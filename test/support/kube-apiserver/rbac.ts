@@ -152,6 +152,9 @@ export function createRbacAuthorizer(store: Store, tokens: Record<string, Identi
         const ref = obj.roleRef as Json;
         const refPlural = ref.kind === 'ClusterRole' ? 'clusterroles' : 'roles';
         if (allowed(who, { verb: 'bind', group: RBAC, resource: refPlural, namespace, name: ref.name as string })) return;
+        // The role's rules are needed to compare: a role that does not exist is NotFound.
+        const role = refPlural === 'clusterroles' ? store.find(type('clusterroles'), undefined, ref.name as string) : namespace ? store.find(type('roles'), namespace, ref.name as string) : undefined;
+        if (!role) throw new ApiError(404, 'NotFound', `${refPlural}.${RBAC} "${ref.name}" not found`, { name: ref.name, group: RBAC, kind: refPlural });
         const missing = uncovered(rulesFor(who, namespace), rulesOfRole(ref, namespace));
         if (missing.length) refuse(missing.join('\n'));
       }

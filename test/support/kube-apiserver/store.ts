@@ -145,7 +145,9 @@ export class Store {
   create(t: ResourceType, ns: string | undefined, body: Json, manager: string, dryRun = false): Json {
     const name = meta(body)?.name;
     if (!name) throw new ApiError(422, 'Invalid', `${t.kind} is invalid: metadata.name: Required value: name is required`);
-    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
+    // RBAC objects' names are path segments (`system:controller:…`), every other kind's a DNS subdomain.
+    const rbacName = t.group === 'rbac.authorization.k8s.io' && !/[/%]/.test(name) && name !== '.' && name !== '..';
+    if (!rbacName && (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253)) {
       throw this.invalid(t, name, [{ field: 'metadata.name', message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'` }]);
     }
     this.checkNamespace(t, ns);
