@@ -8,8 +8,8 @@ import type { Metrics } from '../core/telemetry/metrics';
 import { nextConditions, transitions, type ConditionInput } from './conditions';
 import type { Caches } from './informers';
 import { isConflict, isForbidden, KubeError, type KubeClient, type KubeObject } from './kube/client';
-import { CHILD_KINDS, DATA_KINDS, EVENT, kindOf, MARKET_INDEXER, NAMESPACE, ROLE_BINDING, SECRET } from '../cdk8s/lib/kinds';
-import { TENANT_BINDING, tenantBinding } from '../cdk8s/lib/operator-permissions';
+import { createTenantAccess } from './access';
+import { CHILD_KINDS, DATA_KINDS, EVENT, kindOf, MARKET_INDEXER, NAMESPACE, SECRET } from '../cdk8s/lib/kinds';
 import { specPolicyProblems, type SpecPolicy } from './policy';
 import { APPLIED_HASH, renderTenant, type Rendered } from './render';
 
@@ -33,9 +33,6 @@ export interface Reconciler {
   /** The operator's binding in a namespace is gone (its requests there were refused): make it again. */
   forgetAccess(namespace: string): void;
 }
-
-/** How long a reconcile waits for a tenant namespace's caches to list before retrying. */
-const NAMESPACE_SYNC_MS = 15_000;
 
 type Json = Record<string, unknown>;
 const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -182,40 +179,7 @@ export function createReconciler(deps: {
     return caches.namespaces.get(name) ?? (await kube.get(NAMESPACE, undefined, name));
   }
 
-  /**
-   * The operator's rights inside a tenant namespace it owns: the RoleBinding of the tenant
-   * ClusterRole (created once; 409 means it is there), then the namespace's caches. The binding is
-   * owned by the MarketIndexer, so it goes with it.
-   */
-  const bound = new Set<string>();
-  async function ensureAccess(mi: MarketIndexer, namespace: string, labels: Record<string, string> | undefined): Promise<void> {
-    if (!bound.has(namespace)) {
-      const owner = { apiVersion: mi.apiVersion, kind: mi.kind, name: mi.metadata.name, uid: mi.metadata.uid! };
-      try {
-        await kube.create(ROLE_BINDING, tenantBinding(deps.platformNamespace, namespace, labels ?? {}, owner) as unknown as KubeObject);
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-      }
-      bound.add(namespace);
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), NAMESPACE_SYNC_MS)));
-    const synced = await Promise.race([caches.watchNamespace(namespace).then(() => 'synced' as const), late]);
-    clearTimeout(timer);
-    if (synced === 'late') throw new KubeError(0, 'NotSynced', `the caches of namespace ${namespace} have not listed yet`);
-  }
-
-  /** Gives the operator's rights in a namespace up: its caches there, then its binding. */
-  async function releaseAccess(namespace: string): Promise<void> {
-    await caches.unwatchNamespace(namespace);
-    try {
-      await kube.delete(ROLE_BINDING, namespace, TENANT_BINDING);
-    } catch (err) {
-      // Forbidden: the binding is already gone, and with it the right to delete it.
-      if (!isForbidden(err)) throw err;
-    }
-    bound.delete(namespace);
-  }
+  const access = createTenantAccess({ kube, caches, platformNamespace: deps.platformNamespace });
 
   async function missingSecrets(rendered: Rendered): Promise<string[]> {
     const v = rendered.values;
@@ -249,11 +213,10 @@ export function createReconciler(deps: {
     const namespace = namespaceOf(mi.spec.tenant);
     const ns = await liveNamespace(namespace);
     const owned = !!ns && ownedBy(ns, uid) && !ns.metadata.deletionTimestamp;
-    if (owned) await ensureAccess(mi, namespace, ns.metadata.labels);
+    if (owned) await access.ensure(mi, namespace, ns.metadata.labels);
     if (mi.spec.deletionPolicy === 'Delete') {
       if (owned) await kube.delete(NAMESPACE, undefined, namespace, { uid: ns.metadata.uid });
-      await caches.unwatchNamespace(namespace);
-      bound.delete(namespace);
+      await access.drop(namespace);
     } else {
       // Retain: the namespace and its Secrets (and the volumes in it) stay, no longer owned, and
       // the operator gives its rights there up.
@@ -267,13 +230,10 @@ export function createReconciler(deps: {
           }
         }
       }
-      if (owned) await releaseAccess(namespace);
-      else {
-        // Not (or no longer) its own: a binding it left there is owned by this MarketIndexer, so
-        // the garbage collector removes it with the resource.
-        await caches.unwatchNamespace(namespace);
-        bound.delete(namespace);
-      }
+      // Not (or no longer) its own: a binding it left there is owned by this MarketIndexer, so
+      // the garbage collector removes it with the resource.
+      if (owned) await access.release(namespace);
+      else await access.drop(namespace);
     }
     await kube.mergePatch(MARKET_INDEXER, undefined, mi.metadata.name, {
       metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: mi.metadata.resourceVersion },
@@ -288,7 +248,7 @@ export function createReconciler(deps: {
     } catch (err) {
       // Refused in a tenant namespace: its binding there may be gone; the retry makes it again.
       const mi = caches.marketIndexers.get(name) as unknown as MarketIndexer | undefined;
-      if (isForbidden(err) && mi) bound.delete(namespaceOf(mi.spec.tenant));
+      if (isForbidden(err) && mi) access.forget(namespaceOf(mi.spec.tenant));
       throw err;
     }
   }
@@ -343,7 +303,7 @@ export function createReconciler(deps: {
         throw err;
       }
     }
-    await ensureAccess(mi, namespace, desiredNs.metadata.labels);
+    await access.ensure(mi, namespace, desiredNs.metadata.labels);
     if (needsApply(desiredNs, ns)) await kube.apply(NAMESPACE, desiredNs, FIELD_MANAGER);
 
     const missing = await missingSecrets(rendered);
@@ -405,7 +365,7 @@ export function createReconciler(deps: {
     return { result: progressing || !ready ? 'progressing' : 'converged' };
   }
 
-  return { reconcile, forgetAccess: (namespace) => void bound.delete(namespace) };
+  return { reconcile, forgetAccess: (namespace) => access.forget(namespace) };
 }
 
 function canonical(v: unknown): unknown {
