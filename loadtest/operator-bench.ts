@@ -85,7 +85,7 @@ export async function run(): Promise<void> {
   const idle = api.requests.slice(markIdle).filter((r) => r.token === TOKEN && !['get', 'list', 'watch'].includes(r.verb) && r.resource !== 'leases');
   const idleWrites = idle.length;
   if (process.env.BENCH_DEBUG) {
-    const evs = s.list(s.typeOf('', 'v1', 'events'), 'default', []).slice(-10).map((e) => `${(e.involvedObject as Json).name} ${e.reason} ${e.message}`);
+    const evs = s.list(s.typeOf('', 'v1', 'events'), 'market-indexer-system', []).slice(-10).map((e) => `${(e.involvedObject as Json).name} ${e.reason} ${e.message}`);
     process.stdout.write(`${evs.join('\n')}\n`);
   }
   const byResource = Object.entries(idle.reduce<Record<string, number>>((m, r) => ((m[`${r.verb} ${r.resource}`] = (m[`${r.verb} ${r.resource}`] ?? 0) + 1), m), {}))

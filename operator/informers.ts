@@ -1,7 +1,7 @@
 import { makeInformer, type Informer, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../core/telemetry/logger';
 import { KubeError, type KubeClient, type KubeObject } from './kube/client';
-import { CHILD_KINDS, MARKET_INDEXER, type KindInfo } from '../cdk8s/lib/kinds';
+import { CHILD_KINDS, MARKET_INDEXER, NAMESPACE, type KindInfo } from '../cdk8s/lib/kinds';
 import { pathOf } from './kube/paths';
 
 /** The label every object the operator renders carries (the kit's managed-by label). */
@@ -17,34 +17,57 @@ type Cache = Informer<KubernetesObject> & ObjectCache;
 
 export interface Caches {
   marketIndexers: ObjectCache;
-  /** The cache of a child kind; undefined while the cluster does not serve it (a missing CRD). */
-  child(kind: string): ObjectCache | undefined;
-  /** Resolves once every kind has been listed once (or found not served). */
+  /** The tenant namespaces (those carrying the managed-by label), cluster-wide. */
+  namespaces: ObjectCache;
+  /**
+   * The cache of a kind in one tenant namespace; undefined while that namespace is not watched,
+   * or while the cluster does not serve the kind (a missing CRD).
+   */
+  child(kind: string, namespace: string): ObjectCache | undefined;
+  /** Starts list-and-watch of every kind a tenant renders in its namespace (once); resolves when each has listed. */
+  watchNamespace(namespace: string): Promise<void>;
+  /** Stops watching a namespace (before the operator gives its access there up). */
+  unwatchNamespace(namespace: string): Promise<void>;
+  /** Resolves once the MarketIndexers and the namespaces have been listed. */
   synced: Promise<void>;
   stop(): Promise<void>;
 }
 
-/**
- * List-and-watch caches of the MarketIndexers and of every kind the operator renders (only the
- * objects carrying its managed-by label). Any change calls `onChange` with the MarketIndexer
- * concerned: itself, or the controller owner of a child. client-node's informer stops on a
- * watch or list error other than 410 Gone (which it handles by listing again); here it is
- * started again after a backoff, so an API server restart is ridden out, and a kind the cluster
- * does not serve yet (the prometheus-operator CRDs) is looked for again every minute.
- */
-export function startInformers(opts: { kube: KubeClient; logger: Logger; onChange(marketIndexer: string): void; signal: AbortSignal }): Caches {
-  const { kube, logger } = opts;
-  const caches = new Map<string, Cache>();
-  const served = new Map<string, boolean>();
-  const listed: Promise<void>[] = [];
+/** The kinds watched inside each tenant namespace. */
+const NAMESPACED_KINDS = CHILD_KINDS.filter((k) => k.namespaced);
 
-  function watch(info: KindInfo, labelSelector: string | undefined, key: (o: KubeObject) => string | undefined): Cache {
+/**
+ * List-and-watch caches: the MarketIndexers and the tenant namespaces cluster-wide, and every
+ * kind a tenant renders inside each tenant namespace the operator serves (it holds no
+ * cluster-wide right on those, D-198), only the objects carrying its managed-by label. Any change
+ * calls `onChange` with the MarketIndexer concerned: itself, or the controller owner of a child.
+ * client-node's informer stops on a watch or list error other than 410 Gone (which it handles by
+ * listing again); here it is started again after a backoff, so an API server restart is ridden
+ * out, and a kind the cluster does not serve yet (the prometheus-operator CRDs) is looked for again
+ * every minute. A namespace whose lists are refused (403: the operator's binding there is gone)
+ * is reported through `onForbidden`.
+ */
+export function startInformers(opts: {
+  kube: KubeClient;
+  logger: Logger;
+  onChange(marketIndexer: string): void;
+  onForbidden?(namespace: string): void;
+  signal: AbortSignal;
+}): Caches {
+  const { kube, logger } = opts;
+  const served = new Map<string, boolean>();
+  const all = new Set<Cache>();
+
+  function watch(info: KindInfo, namespace: string | undefined, labelSelector: string | undefined, key: (o: KubeObject) => string | undefined) {
     let markListed!: () => void;
-    listed.push(new Promise<void>((resolve) => (markListed = resolve)));
+    const listed = new Promise<void>((resolve) => (markListed = resolve));
+    let stopped = false;
     const list = async () => {
       try {
-        const result = await kube.list(info, { labelSelector });
+        const result = await kube.list(info, { labelSelector, namespace });
         served.set(info.kind, true);
+        // Once the informer has filled its cache from this list (after this function returns).
+        setImmediate(markListed);
         return result;
       } catch (err) {
         if (err instanceof KubeError && err.status === 404) {
@@ -52,12 +75,11 @@ export function startInformers(opts: { kube: KubeClient; logger: Logger; onChang
           served.set(info.kind, false);
           markListed();
         }
+        if (err instanceof KubeError && err.status === 403 && namespace) opts.onForbidden?.(namespace);
         throw err;
-      } finally {
-        if (served.get(info.kind)) markListed();
       }
     };
-    const informer = makeInformer<KubernetesObject>(kube.kubeConfig, pathOf(info), list as never, labelSelector) as unknown as Cache;
+    const informer = makeInformer<KubernetesObject>(kube.kubeConfig, pathOf(info, namespace), list as never, labelSelector) as unknown as Cache;
     const notify = (obj: KubernetesObject) => {
       const k = key(obj as unknown as KubeObject);
       if (k) opts.onChange(k);
@@ -66,29 +88,61 @@ export function startInformers(opts: { kube: KubeClient; logger: Logger; onChang
     let failures = 0;
     informer.on('connect', () => void (failures = 0));
     informer.on('error', (err: unknown) => {
-      if (opts.signal.aborted) return;
+      if (opts.signal.aborted || stopped) return;
       failures += 1;
+      // A watch refused as client-node reports it (the list's refusal is caught above).
+      if (namespace && (err as { statusCode?: number })?.statusCode === 403) opts.onForbidden?.(namespace);
       const missing = served.get(info.kind) === false;
       const delay = missing ? 60_000 : Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
-      if (!missing) logger.warn({ kind: info.kind, err: (err as Error)?.message ?? String(err), retryInMs: delay }, 'list or watch failed; starting again');
+      if (!missing) logger.warn({ kind: info.kind, namespace, err: (err as Error)?.message ?? String(err), retryInMs: delay }, 'list or watch failed; starting again');
       setTimeout(() => {
-        if (!opts.signal.aborted) informer.start().catch(() => {});
+        if (!opts.signal.aborted && !stopped) informer.start().catch(() => {});
       }, delay).unref();
     });
-    caches.set(info.kind, informer);
+    all.add(informer);
     void informer.start().catch(() => {});
-    return informer;
+    return {
+      informer,
+      listed,
+      async stop() {
+        stopped = true;
+        all.delete(informer);
+        await informer.stop().catch(() => {});
+      },
+    };
   }
 
   const ownerOf = (o: KubeObject) => o.metadata.ownerReferences?.find((r) => r.controller && r.kind === MARKET_INDEXER.kind)?.name;
-  const marketIndexers = watch(MARKET_INDEXER, undefined, (o) => o.metadata.name);
-  for (const info of CHILD_KINDS) watch(info, MANAGED_SELECTOR, ownerOf);
+  const marketIndexers = watch(MARKET_INDEXER, undefined, undefined, (o) => o.metadata.name);
+  const namespaces = watch(NAMESPACE, undefined, MANAGED_SELECTOR, ownerOf);
+  const perNamespace = new Map<string, { caches: Map<string, ReturnType<typeof watch>>; listed: Promise<void> }>();
+
   return {
-    marketIndexers,
-    child: (kind) => (served.get(kind) ? caches.get(kind) : undefined),
-    synced: Promise.all(listed).then(() => undefined),
+    marketIndexers: marketIndexers.informer,
+    namespaces: namespaces.informer,
+    child(kind, namespace) {
+      if (kind === NAMESPACE.kind) return namespaces.informer;
+      if (!served.get(kind)) return undefined;
+      return perNamespace.get(namespace)?.caches.get(kind)?.informer;
+    },
+    watchNamespace(namespace) {
+      let entry = perNamespace.get(namespace);
+      if (!entry) {
+        const caches = new Map(NAMESPACED_KINDS.map((info) => [info.kind, watch(info, namespace, MANAGED_SELECTOR, ownerOf)]));
+        entry = { caches, listed: Promise.all([...caches.values()].map((c) => c.listed)).then(() => undefined) };
+        perNamespace.set(namespace, entry);
+      }
+      return entry.listed;
+    },
+    async unwatchNamespace(namespace) {
+      const entry = perNamespace.get(namespace);
+      if (!entry) return;
+      perNamespace.delete(namespace);
+      await Promise.all([...entry.caches.values()].map((c) => c.stop()));
+    },
+    synced: Promise.all([marketIndexers.listed, namespaces.listed]).then(() => undefined),
     async stop() {
-      await Promise.all([...caches.values()].map((i) => i.stop().catch(() => {})));
+      await Promise.all([...all].map((i) => i.stop().catch(() => {})));
     },
   };
 }

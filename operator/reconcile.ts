@@ -7,8 +7,10 @@ import type { Logger } from '../core/telemetry/logger';
 import type { Metrics } from '../core/telemetry/metrics';
 import { nextConditions, transitions, type ConditionInput } from './conditions';
 import type { Caches } from './informers';
-import { isConflict, KubeError, type KubeClient, type KubeObject } from './kube/client';
+import { isConflict, isForbidden, KubeError, type KubeClient, type KubeObject } from './kube/client';
+import { createTenantAccess } from './access';
 import { CHILD_KINDS, DATA_KINDS, EVENT, kindOf, MARKET_INDEXER, NAMESPACE, SECRET } from '../cdk8s/lib/kinds';
+import { specPolicyProblems, type SpecPolicy } from './policy';
 import { APPLIED_HASH, renderTenant, type Rendered } from './render';
 
 export const FINALIZER = 'marketindexer.dev/cleanup';
@@ -28,6 +30,8 @@ export type Outcome =
 
 export interface Reconciler {
   reconcile(name: string): Promise<Outcome>;
+  /** The operator's binding in a namespace is gone (its requests there were refused): make it again. */
+  forgetAccess(namespace: string): void;
 }
 
 type Json = Record<string, unknown>;
@@ -70,6 +74,7 @@ export function createReconciler(deps: {
   metrics: Metrics;
   environment: string;
   defaults: TenantInput;
+  policy: SpecPolicy;
   platformNamespace: string;
   lagThreshold: number;
   observation(mi: MarketIndexer): IndexerObservation | undefined;
@@ -82,12 +87,13 @@ export function createReconciler(deps: {
     const warning = (c.type === 'Ready' && c.status !== 'True') || (c.type !== 'Ready' && c.type !== 'Progressing' && c.status === 'True');
     const ts = now();
     const name = `${mi.metadata.name}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 6)}`;
-    // Events of a cluster-scoped object live in `default`, as client-go's recorder puts them.
+    // Events of a cluster-scoped object go to the operator's own namespace, the only one where it
+    // may create them (client-go's recorder would use `default`); `kubectl describe` finds them (D-199).
     await kube
       .create(EVENT, {
         apiVersion: 'v1',
         kind: 'Event',
-        metadata: { name, namespace: 'default' },
+        metadata: { name, namespace: deps.platformNamespace },
         involvedObject: { apiVersion: mi.apiVersion, kind: mi.kind, name: mi.metadata.name, uid: mi.metadata.uid },
         reason: c.reason,
         message: `${c.type}=${c.status}: ${c.message}`,
@@ -170,8 +176,10 @@ export function createReconciler(deps: {
 
   /** The tenant namespace, from the cache or (when someone else made it) from the API server. */
   async function liveNamespace(name: string): Promise<KubeObject | undefined> {
-    return caches.child('Namespace')?.get(name) ?? (await kube.get(NAMESPACE, undefined, name));
+    return caches.namespaces.get(name) ?? (await kube.get(NAMESPACE, undefined, name));
   }
+
+  const access = createTenantAccess({ kube, caches, platformNamespace: deps.platformNamespace });
 
   async function missingSecrets(rendered: Rendered): Promise<string[]> {
     const v = rendered.values;
@@ -203,18 +211,29 @@ export function createReconciler(deps: {
     if (!finalizers.includes(FINALIZER)) return { result: 'gone' };
     const uid = mi.metadata.uid!;
     const namespace = namespaceOf(mi.spec.tenant);
+    const ns = await liveNamespace(namespace);
+    const owned = !!ns && ownedBy(ns, uid) && !ns.metadata.deletionTimestamp;
+    if (owned) await access.ensure(mi, namespace, ns.metadata.labels);
     if (mi.spec.deletionPolicy === 'Delete') {
-      const ns = await liveNamespace(namespace);
-      if (ns && ownedBy(ns, uid)) await kube.delete(NAMESPACE, undefined, namespace, { uid: ns.metadata.uid });
+      if (owned) await kube.delete(NAMESPACE, undefined, namespace, { uid: ns.metadata.uid });
+      await access.drop(namespace);
     } else {
-      // Retain: the namespace and its Secrets (and the volumes in it) stay, no longer owned.
-      for (const info of CHILD_KINDS) {
-        for (const o of caches.child(info.kind)?.list() ?? []) {
-          if (!ownedBy(o, uid) || o.metadata.deletionTimestamp) continue;
-          if (DATA_KINDS.has(info.kind)) await letGo(o, uid);
-          else await kube.delete(info, o.metadata.namespace, o.metadata.name, { uid: o.metadata.uid });
+      // Retain: the namespace and its Secrets (and the volumes in it) stay, no longer owned, and
+      // the operator gives its rights there up.
+      if (owned) {
+        for (const info of CHILD_KINDS) {
+          const objects = info.namespaced ? (caches.child(info.kind, namespace)?.list(namespace) ?? []) : [ns];
+          for (const o of objects) {
+            if (!ownedBy(o, uid) || o.metadata.deletionTimestamp) continue;
+            if (DATA_KINDS.has(info.kind)) await letGo(o, uid);
+            else await kube.delete(info, o.metadata.namespace, o.metadata.name, { uid: o.metadata.uid });
+          }
         }
       }
+      // Not (or no longer) its own: a binding it left there is owned by this MarketIndexer, so
+      // the garbage collector removes it with the resource.
+      if (owned) await access.release(namespace);
+      else await access.drop(namespace);
     }
     await kube.mergePatch(MARKET_INDEXER, undefined, mi.metadata.name, {
       metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: mi.metadata.resourceVersion },
@@ -224,11 +243,26 @@ export function createReconciler(deps: {
   }
 
   async function reconcile(name: string): Promise<Outcome> {
+    try {
+      return await reconcileOnce(name);
+    } catch (err) {
+      // Refused in a tenant namespace: its binding there may be gone; the retry makes it again.
+      const mi = caches.marketIndexers.get(name) as unknown as MarketIndexer | undefined;
+      if (isForbidden(err) && mi) access.forget(namespaceOf(mi.spec.tenant));
+      throw err;
+    }
+  }
+
+  async function reconcileOnce(name: string): Promise<Outcome> {
     const cached = caches.marketIndexers.get(name) as unknown as MarketIndexer | undefined;
     if (!cached) return { result: 'gone' };
     let mi = structuredClone(cached);
     if (mi.metadata.deletionTimestamp) return finalize(mi);
     const namespace = namespaceOf(mi.spec.tenant);
+
+    // What a MarketIndexer may ask is bounded by the environment (D-200): images, egress.
+    const refused = specPolicyProblems(mi.spec, deps.policy);
+    if (refused.length) return degrade(mi, namespace, 'InvalidSpec', refused.join('; '));
 
     let rendered: Rendered;
     try {
@@ -268,9 +302,9 @@ export function createReconciler(deps: {
         if (isConflict(err)) throw new KubeError(409, 'AlreadyExists', `namespace ${namespace} was created meanwhile`);
         throw err;
       }
-    } else if (needsApply(desiredNs, ns)) {
-      await kube.apply(NAMESPACE, desiredNs, FIELD_MANAGER);
     }
+    await access.ensure(mi, namespace, desiredNs.metadata.labels);
+    if (needsApply(desiredNs, ns)) await kube.apply(NAMESPACE, desiredNs, FIELD_MANAGER);
 
     const missing = await missingSecrets(rendered);
     if (missing.length) {
@@ -281,7 +315,7 @@ export function createReconciler(deps: {
     for (const desired of rendered.objects) {
       if (desired.kind === 'Namespace') continue;
       const info = kindOf(desired.apiVersion, desired.kind);
-      const cache = caches.child(desired.kind);
+      const cache = caches.child(desired.kind, namespace);
       if (!cache) {
         unserved.push(desired.kind);
         continue;
@@ -293,7 +327,8 @@ export function createReconciler(deps: {
     // a Secret it no longer renders is let go instead: it may hold what someone put there.
     const wanted = new Set(rendered.objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`));
     for (const info of CHILD_KINDS) {
-      for (const o of caches.child(info.kind)?.list(info.namespaced ? namespace : undefined) ?? []) {
+      if (!info.namespaced) continue;
+      for (const o of caches.child(info.kind, namespace)?.list(namespace) ?? []) {
         if (!ownedBy(o, mi.metadata.uid!) || o.metadata.deletionTimestamp) continue;
         if (wanted.has(`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)) continue;
         if (DATA_KINDS.has(info.kind)) await letGo(o, mi.metadata.uid!);
@@ -301,7 +336,7 @@ export function createReconciler(deps: {
       }
     }
 
-    const deployments = caches.child('Deployment');
+    const deployments = caches.child('Deployment', namespace);
     const api = deployments?.get(NAMES.api, namespace) as (KubeObject & { spec?: { replicas?: number }; status?: Json }) | undefined;
     const indexer = deployments?.get(NAMES.indexer, namespace) as (KubeObject & { spec?: { replicas?: number }; status?: Json }) | undefined;
     const rolledOut = (d: typeof api) =>
@@ -330,7 +365,7 @@ export function createReconciler(deps: {
     return { result: progressing || !ready ? 'progressing' : 'converged' };
   }
 
-  return { reconcile };
+  return { reconcile, forgetAccess: (namespace) => access.forget(namespace) };
 }
 
 function canonical(v: unknown): unknown {

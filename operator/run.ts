@@ -7,7 +7,7 @@ import Ajv from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { MarketIndexer } from '../cdk8s/lib/crd';
 import { describeErrors } from '../cdk8s/lib/resolve';
-import { deepPartial, TenantValuesSchema, type TenantInput } from '../cdk8s/lib/values';
+import { deepPartial, OperatorPolicySchema, TenantValuesSchema, type TenantInput } from '../cdk8s/lib/values';
 import type { Common } from '../core/common';
 import type { Config } from '../core/config';
 import { createCommon, exitWith } from '../core/process';
@@ -18,13 +18,24 @@ import { createLeaderElector } from './leader';
 import { createOperatorHttp } from './http';
 import { createWorkQueue } from './queue';
 import { createReconciler } from './reconcile';
+import { effectivePolicy, type SpecPolicy } from './policy';
 
 export const LEASE_NAME = 'market-indexer-operator';
 const WORKERS = 4;
 
-/** The environment's values for every tenant, validated like an environment file's. */
-export function loadDefaults(file: string | undefined): TenantInput {
-  if (!file) return {};
+export interface OperatorDefaults {
+  /** The environment's values for every tenant. */
+  values: TenantInput;
+  /** What a MarketIndexer may ask for beyond them (`policy` in the file; D-200). */
+  policy: SpecPolicy;
+}
+
+/**
+ * The environment's values for every tenant, validated like an environment file's, and the
+ * policy on what a spec may ask (the file's `policy`, from `platform.operator.policy`).
+ */
+export function loadDefaults(file: string | undefined): OperatorDefaults {
+  if (!file) return { values: {}, policy: effectivePolicy(undefined, {}) };
   let parsed: unknown;
   try {
     const text = readFileSync(file, 'utf8');
@@ -32,9 +43,13 @@ export function loadDefaults(file: string | undefined): TenantInput {
   } catch (err) {
     throw new Error(`${file}: cannot read: ${(err as Error).message.split('\n')[0]}`);
   }
-  const validate = new Ajv({ allErrors: true, strict: false }).compile(deepPartial(TenantValuesSchema));
-  if (!validate(parsed ?? {})) throw new Error(`${file}: ${describeErrors(validate.errors).join('; ')}`);
-  return (parsed ?? {}) as TenantInput;
+  const { policy, ...values } = (parsed ?? {}) as Record<string, unknown>;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const validate = ajv.compile(deepPartial(TenantValuesSchema));
+  if (!validate(values)) throw new Error(`${file}: ${describeErrors(validate.errors).join('; ')}`);
+  const validatePolicy = ajv.compile(deepPartial(OperatorPolicySchema));
+  if (!validatePolicy(policy ?? {})) throw new Error(`${file}: ${describeErrors(validatePolicy.errors).map((e) => `policy.${e}`).join('; ')}`);
+  return { values: values as TenantInput, policy: effectivePolicy(policy as Partial<SpecPolicy> | undefined, values as TenantInput) };
 }
 
 export function kubeConfigFrom(file: string | undefined): KubeConfig {
@@ -45,7 +60,7 @@ export function kubeConfigFrom(file: string | undefined): KubeConfig {
 }
 
 /** The controller while this process leads: caches, queue, workers, resync, status polling. */
-function startController(common: Common, kube: KubeClient, defaults: TenantInput, signal: AbortSignal) {
+function startController(common: Common, kube: KubeClient, defaults: OperatorDefaults, signal: AbortSignal) {
   const { config, logger, metrics } = common;
   const o = config.operator;
   const queue = createWorkQueue();
@@ -57,14 +72,26 @@ function startController(common: Common, kube: KubeClient, defaults: TenantInput
     list: () => (caches?.marketIndexers.list() ?? []) as unknown as MarketIndexer[],
     onChange: (name) => queue.add(name),
   });
-  caches = startInformers({ kube, logger, signal, onChange: (name) => queue.add(name) });
+  caches = startInformers({
+    kube,
+    logger,
+    signal,
+    onChange: (name) => queue.add(name),
+    // Its binding in a namespace is gone: make it again, through the namespace's MarketIndexer.
+    onForbidden: (namespace) => {
+      reconciler.forgetAccess(namespace);
+      const owner = caches.namespaces.get(namespace)?.metadata.ownerReferences?.find((r) => r.controller)?.name;
+      if (owner) queue.add(owner);
+    },
+  });
   const reconciler = createReconciler({
     kube,
     caches,
     logger,
     metrics,
     environment: o.environment,
-    defaults,
+    defaults: defaults.values,
+    policy: defaults.policy,
     platformNamespace: o.namespace,
     lagThreshold: o.lagThreshold,
     observation: (mi) => poller.get(mi),
@@ -124,9 +151,12 @@ export async function runOperator(config: Config, opts: { kubeconfig?: string } 
   const common = createCommon(config, 'operator');
   const { logger, metrics, shutdown } = common;
   let kube: KubeClient;
-  let defaults: TenantInput;
+  let defaults: OperatorDefaults;
   try {
-    kube = createKubeClient(kubeConfigFrom(opts.kubeconfig ?? config.operator.kubeconfig), { onWrite: (w) => metrics.operatorWrites.inc({ verb: w.verb }) });
+    kube = createKubeClient(kubeConfigFrom(opts.kubeconfig ?? config.operator.kubeconfig), {
+      platformNamespace: config.operator.namespace,
+      onWrite: (w) => metrics.operatorWrites.inc({ verb: w.verb }),
+    });
     defaults = loadDefaults(config.operator.defaultsFile);
   } catch (err) {
     exitWith(`operator: ${(err as Error).message}`);

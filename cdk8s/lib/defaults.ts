@@ -86,6 +86,12 @@ export const PLATFORM_DEFAULTS: PlatformValues = {
     // It renders tenants with the kit in process: cdk8s and its schemas take ~150 MB.
     resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
     settings: {},
+    // A MarketIndexer may name only the environment's own images and open no egress of its own
+    // until the environment says otherwise (D-200).
+    policy: { imageRepositories: [], egressBlocks: [] },
+    // Where the API server is depends on the cluster (`kubectl get endpoints kubernetes`): state
+    // it; by default the ports only are narrowed.
+    apiServer: { ipBlocks: [{ cidr: '0.0.0.0/0' }], ports: [443, 6443] },
   },
   // kube-prometheus-stack's Grafana sidecar: label grafana_dashboard "1" (its searchNamespace
   // must include this namespace, or set `namespace` to one it watches).

@@ -20,6 +20,8 @@ export const LEASE = k('coordination.k8s.io/v1', 'Lease', 'leases');
 export const EVENT = k('v1', 'Event', 'events');
 export const SECRET = k('v1', 'Secret', 'secrets');
 export const NAMESPACE = k('v1', 'Namespace', 'namespaces', false);
+export const ROLE_BINDING = k('rbac.authorization.k8s.io/v1', 'RoleBinding', 'rolebindings');
+export const CLUSTER_ROLE = k('rbac.authorization.k8s.io/v1', 'ClusterRole', 'clusterroles', false);
 
 /** Every kind the kit renders for a tenant: the operator applies, watches and prunes these. A test
  * keeps this list equal to the kinds the tenant construct renders. */
@@ -45,7 +47,7 @@ export const CHILD_KINDS: KindInfo[] = [
 export const DATA_KINDS = new Set(['Namespace', 'Secret']);
 
 export function kindOf(apiVersion: string, kind: string): KindInfo {
-  const info = [MARKET_INDEXER, LEASE, EVENT, ...CHILD_KINDS].find((x) => x.apiVersion === apiVersion && x.kind === kind);
+  const info = [MARKET_INDEXER, LEASE, EVENT, ROLE_BINDING, ...CHILD_KINDS].find((x) => x.apiVersion === apiVersion && x.kind === kind);
   if (!info) throw new Error(`the operator does not manage ${kind} (${apiVersion})`);
   return info;
 }

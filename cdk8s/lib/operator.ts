@@ -3,7 +3,8 @@ import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS, IMAGE } from '../../core/constants';
 import { settingToEnv, type SettingName } from '../../core/config/settings';
-import { OPERATOR_PERMISSIONS } from './operator-permissions';
+import { clusterRoleName, OPERATOR_NAME, rulesOf, tenantClusterRoleName } from './operator-permissions';
+import { OperatorNetworkPolicy } from './operator-network';
 import { CHECKSUM_ANNOTATION, HTTP_PORT_NAME } from './api';
 import { marketIndexerCrd } from './crd';
 import { ServiceMonitor } from '../imports/monitoring.coreos.com';
@@ -12,13 +13,11 @@ import { platformLabels, type PlatformContext } from './platform';
 import { checksumOf, goJson } from './settings-env';
 import type { TenantValues } from './values';
 
-export const OPERATOR_NAME = 'market-indexer-operator';
+export { clusterRoleName, OPERATOR_NAME, tenantClusterRoleName };
 /** Where the environment's values for every tenant are mounted in the operator's pods. */
 export const DEFAULTS_DIR = '/etc/market-indexer';
 export const DEFAULTS_FILE = 'defaults.json';
 
-/** The operator's cluster-wide role: named after its namespace, so two environments in one cluster do not collide. */
-export const clusterRoleName = (namespace: string) => `${OPERATOR_NAME}:${namespace}`;
 
 /** The settings the operator's ConfigMap holds, keys sorted. */
 export function operatorSettings(ctx: PlatformContext): Record<string, string> {
@@ -40,9 +39,11 @@ export function operatorSettings(ctx: PlatformContext): Record<string, string> {
 
 /**
  * The MarketIndexer operator of an environment: its CRD, service account and RBAC (generated
- * from the operator's own permission table, cdk8s/lib/operator-permissions.ts), settings, the environment's
- * values for every tenant (so a MarketIndexer states only what differs), and a Deployment of
- * leader-elected replicas.
+ * from the operator's own permission table, cdk8s/lib/operator-permissions.ts: a ClusterRole bound
+ * cluster-wide for what cannot be narrowed, a tenant ClusterRole it binds itself in each tenant
+ * namespace, a Role in its own namespace), a NetworkPolicy, settings, the environment's values for
+ * every tenant (so a MarketIndexer states only what differs) with the policy on what a spec may
+ * ask, and a Deployment of leader-elected replicas.
  */
 export class MarketIndexerOperator extends Construct {
   constructor(scope: Construct, id: string, ctx: PlatformContext, environmentValues: TenantValues) {
@@ -57,15 +58,15 @@ export class MarketIndexerOperator extends Construct {
 
     new k8s.KubeServiceAccount(this, 'service-account', { metadata: meta(OPERATOR_NAME) });
     const subject = [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: ns }];
-    const rules = (namespaced: boolean) =>
-      OPERATOR_PERMISSIONS.filter((p) => !!p.namespaced === namespaced).map((p) => ({ apiGroups: [p.group], resources: [p.resource], verbs: [...p.verbs] }));
-    new k8s.KubeClusterRole(this, 'cluster-role', { metadata: { name: clusterRoleName(ns), labels }, rules: rules(false) });
+    new k8s.KubeClusterRole(this, 'cluster-role', { metadata: { name: clusterRoleName(ns), labels }, rules: rulesOf('cluster', ns) });
     new k8s.KubeClusterRoleBinding(this, 'cluster-role-binding', {
       metadata: { name: clusterRoleName(ns), labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRoleName(ns) },
       subjects: subject,
     });
-    new k8s.KubeRole(this, 'role', { metadata: meta(OPERATOR_NAME), rules: rules(true) });
+    // Bound by the operator itself in each tenant namespace it creates, never cluster-wide.
+    new k8s.KubeClusterRole(this, 'tenant-role', { metadata: { name: tenantClusterRoleName(ns), labels }, rules: rulesOf('tenant', ns) });
+    new k8s.KubeRole(this, 'role', { metadata: meta(OPERATOR_NAME), rules: rulesOf('platform', ns) });
     new k8s.KubeRoleBinding(this, 'role-binding', {
       metadata: meta(OPERATOR_NAME),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: OPERATOR_NAME },
@@ -73,7 +74,7 @@ export class MarketIndexerOperator extends Construct {
     });
 
     const settings = operatorSettings(ctx);
-    const defaults = { [DEFAULTS_FILE]: goJson(environmentValues) };
+    const defaults = { [DEFAULTS_FILE]: goJson({ ...environmentValues, policy: op.policy }) };
     new k8s.KubeConfigMap(this, 'settings', { metadata: meta(OPERATOR_NAME), data: settings });
     new k8s.KubeConfigMap(this, 'defaults', { metadata: meta(`${OPERATOR_NAME}-defaults`), data: defaults });
 
@@ -123,6 +124,7 @@ export class MarketIndexerOperator extends Construct {
         ports: [{ name: HTTP_PORT_NAME, port: DEFAULT_PORTS.operator, targetPort: k8s.IntOrString.fromString(HTTP_PORT_NAME), protocol: 'TCP' }],
       },
     });
+    new OperatorNetworkPolicy(this, 'network-policy', ctx, environmentValues, selector);
     new k8s.KubePodDisruptionBudget(this, 'disruption-budget', {
       metadata: meta(OPERATOR_NAME),
       spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector }, unhealthyPodEvictionPolicy: 'AlwaysAllow' },

@@ -284,6 +284,17 @@ const LoadTest = Type.Object(
   { additionalProperties: false },
 );
 
+/** What a MarketIndexer may ask for beyond the environment's values (the operator's policy, D-200). */
+export const OperatorPolicySchema = Type.Object(
+  {
+    imageRepositories: Type.Array(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*(:[0-9]+)?(/[A-Za-z0-9][A-Za-z0-9._-]*)*$' }), {
+      description: "image repositories (no tag) a MarketIndexer's spec may name, besides the environment's own image and dev store images",
+    }),
+    egressBlocks: Type.Array(IpBlock, { description: "address blocks a MarketIndexer's egress rules may open (each of its blocks inside one of these); empty: none" }),
+  },
+  { additionalProperties: false },
+);
+
 export const PlatformValuesSchema = Type.Object(
   {
     namespace: Type.String({ pattern: DNS_LABEL, maxLength: 63, description: 'namespace of the cluster-level objects' }),
@@ -298,6 +309,8 @@ export const PlatformValuesSchema = Type.Object(
           ),
           { additionalProperties: false, description: 'operator settings (docs/configuration.md)' },
         ),
+        policy: OperatorPolicySchema,
+        apiServer: { ...Destination, description: "the Kubernetes API server's addresses and ports: the only egress of the operator's pods besides DNS and the tenants' /status (its NetworkPolicy)" },
       },
       { additionalProperties: false },
     ),

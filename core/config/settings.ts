@@ -465,7 +465,7 @@ export const SETTINGS = {
     readBy: ['operator'],
     maxLength: 4096,
     description:
-      'YAML or JSON file of the environment\'s values for every tenant (the shape of an environment file without `tenants`); the kit mounts it from a ConfigMap',
+      'YAML or JSON file of the environment\'s values for every tenant (the shape of an environment file without `tenants`) and, under `policy`, what a MarketIndexer may ask beyond them (`platform.operator.policy`, D-200); the kit mounts it from a ConfigMap',
   }),
   OPERATOR_NAMESPACE: text(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'namespace', {
     default: 'market-indexer-system',

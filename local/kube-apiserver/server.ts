@@ -5,6 +5,7 @@ import type { Json } from './fields';
 import { decodeProtobuf, PROTOBUF } from './protobuf';
 import { apiVersionOf, type ResourceType } from './resources';
 import { ApiError, parseSelector, Store, type WatchEvent } from './store';
+import type { Authorizer } from './rbac';
 
 /**
  * A protocol-faithful stand-in for kube-apiserver on loopback, for tests and for trying the
@@ -19,7 +20,8 @@ import { ApiError, parseSelector, Store, type WatchEvent } from './store';
  * `create namespace|secret|configmap|serviceaccount` sends that way, protobuf (./protobuf.ts);
  * answers are always JSON, which every client-go caller accepts.
  *
- * Not served: authentication and authorization (any request is admitted), pods and controllers
+ * Not served: authentication (a bearer token names the client; with `authorizer`, RBAC applies to
+ * the identities it maps, rbac.ts, and any other client is admitted), pods and controllers
  * (tests patch a Deployment's status themselves), aggregated discovery and OpenAPI documents
  * (clients fall back to legacy discovery), protobuf bodies of other kinds (415, naming the kind)
  * and protobuf answers (406 to a client that accepts nothing else), strategic merge patch
@@ -175,9 +177,11 @@ interface Route {
   subresource: string | undefined;
 }
 
-export async function startTestApiServer(opts: { port?: number; host?: string; historySize?: number } = {}): Promise<TestApiServer> {
+export async function startTestApiServer(opts: { port?: number; host?: string; historySize?: number; authorizer?: (store: Store) => Authorizer } = {}): Promise<TestApiServer> {
   const store = new Store(opts.historySize);
   const requests: RequestRecord[] = [];
+  // RBAC for the identities it knows (rbac.ts); every other client is unrestricted.
+  const authorizer = opts.authorizer?.(store);
   const sockets = new Set<Socket>();
   const stops = new Set<() => void>();
   let paused = false;
@@ -295,12 +299,18 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
     };
     requests.push(record);
     res.once('finish', () => (record.status = res.statusCode));
+    authorizer?.authorize(record);
     if (subresource && subresource !== 'status') throw new ApiError(404, 'NotFound', `the server could not find the requested resource (${subresource})`);
     const scope = subresource === 'status' ? 'status' : 'main';
     if (scope === 'status' && !t.status) throw new ApiError(404, 'NotFound', `${t.plural} has no status subresource`);
     const manager = q.get('fieldManager') ?? (req.headers['user-agent'] ?? 'unknown').split('/')[0]!;
     const dryRun = q.get('dryRun') === 'All';
     const method = req.method ?? 'GET';
+    /** A write, after RBAC's escalation checks on the object it would store. */
+    const admitted = (write: (dry: boolean) => Json): Json => {
+      if (authorizer && t.group === 'rbac.authorization.k8s.io') authorizer.admit(record, write(true));
+      return write(dryRun);
+    };
 
     if (method === 'GET' && !name) {
       const selector = parseSelector(q.get('labelSelector'));
@@ -334,12 +344,12 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
         if (name) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
         const body = parse();
         strictCheck(q, t, body);
-        return send(res, 201, store.create(t, namespace, body, manager, dryRun));
+        return send(res, 201, admitted((d) => store.create(t, namespace, body, manager, d)));
       }
       case 'PUT': {
         const body = parse();
         strictCheck(q, t, body);
-        return send(res, 200, store.update(t, namespace, name!, body, manager, scope, dryRun));
+        return send(res, 200, admitted((d) => store.update(t, namespace, name!, body, manager, scope, d)));
       }
       case 'PATCH': {
         const body = parse();
@@ -347,14 +357,14 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
           if (!q.get('fieldManager')) throw new ApiError(400, 'BadRequest', 'PATCH with application/apply-patch+yaml requires the fieldManager parameter');
           strictCheck(q, t, body);
           const force = q.get('force') === 'true';
-          const out = store.apply(t, namespace, name!, body, manager, force, scope, dryRun);
+          const out = admitted((d) => store.apply(t, namespace, name!, body, manager, force, scope, d));
           return send(res, 200, out);
         }
         if (contentType === 'application/json-patch+json') {
-          return send(res, 200, store.patch(t, namespace, name!, (live) => jsonPatch(live, body as unknown as { op: string; path: string; value?: unknown }[]), manager, scope, dryRun));
+          return send(res, 200, admitted((d) => store.patch(t, namespace, name!, (live) => jsonPatch(live, body as unknown as { op: string; path: string; value?: unknown }[]), manager, scope, d)));
         }
         if (contentType === 'application/merge-patch+json' || contentType === 'application/strategic-merge-patch+json') {
-          return send(res, 200, store.patch(t, namespace, name!, (live) => mergePatch(live, body) as Json, manager, scope, dryRun));
+          return send(res, 200, admitted((d) => store.patch(t, namespace, name!, (live) => mergePatch(live, body) as Json, manager, scope, d)));
         }
         throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`);
       }

@@ -43,6 +43,7 @@ export class KubeError extends Error {
 
 export const isNotFound = (e: unknown) => e instanceof KubeError && e.status === 404;
 export const isConflict = (e: unknown) => e instanceof KubeError && e.status === 409;
+export const isForbidden = (e: unknown) => e instanceof KubeError && e.status === 403;
 
 export interface Write {
   verb: 'apply' | 'create' | 'update' | 'patch' | 'delete' | 'status';
@@ -69,16 +70,26 @@ export interface KubeClient {
  * table can never fall short of what the code does. `onWrite` sees every request that changes
  * the cluster.
  */
-export function createKubeClient(kc: KubeConfig, opts: { onWrite?: (w: Write) => void; timeoutMs?: number } = {}): KubeClient {
+export function createKubeClient(kc: KubeConfig, opts: { platformNamespace: string; onWrite?: (w: Write) => void; timeoutMs?: number }): KubeClient {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('the kubeconfig has no current cluster');
   const base = new URL(server);
   const transport = base.protocol === 'https:' ? https : http;
   const timeoutMs = opts.timeoutMs ?? 30_000;
 
-  async function request<T>(verb: Verb, info: KindInfo, path: string, o: { method: string; query?: Record<string, string>; body?: unknown; contentType?: string; subresource?: string }): Promise<T> {
+  async function request<T>(
+    verb: Verb,
+    info: KindInfo,
+    at: { namespace?: string; name?: string },
+    o: { method: string; query?: Record<string, string>; body?: unknown; contentType?: string; subresource?: string },
+  ): Promise<T> {
     const resource = o.subresource ? `${info.plural}/${o.subresource}` : info.plural;
-    if (!isPermitted(info.group, resource, verb)) throw new Error(`the operator is not permitted to ${verb} ${resource}${info.group ? `.${info.group}` : ''} (cdk8s/lib/operator-permissions.ts)`);
+    const namespace = info.namespaced ? at.namespace : undefined;
+    if (!isPermitted(info.group, resource, verb, { namespace, name: at.name, platformNamespace: opts.platformNamespace })) {
+      const where = info.namespaced ? (namespace ? ` in namespace ${namespace}` : ' in every namespace') : at.name ? ` ${at.name}` : '';
+      throw new Error(`the operator is not permitted to ${verb} ${resource}${info.group ? `.${info.group}` : ''}${where} (cdk8s/lib/operator-permissions.ts)`);
+    }
+    const path = pathOf(info, namespace, at.name, o.subresource);
     const url = new URL(base.pathname.replace(/\/$/, '') + path, base);
     for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
     const options: https.RequestOptions = { method: o.method, headers: { Accept: 'application/json' }, timeout: timeoutMs };
@@ -115,27 +126,27 @@ export function createKubeClient(kc: KubeConfig, opts: { onWrite?: (w: Write) =>
   return {
     kubeConfig: kc,
     list: (info, o = {}) =>
-      request('list', info, pathOf(info, o.namespace), { method: 'GET', query: o.labelSelector ? { labelSelector: o.labelSelector } : {} }),
+      request('list', info, { namespace: o.namespace }, { method: 'GET', query: o.labelSelector ? { labelSelector: o.labelSelector } : {} }),
     async get(info, namespace, name) {
       try {
-        return await request<KubeObject>('get', info, pathOf(info, namespace, name), { method: 'GET' });
+        return await request<KubeObject>('get', info, { namespace, name }, { method: 'GET' });
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw err;
       }
     },
     async create(info, obj) {
-      const out = await request<KubeObject>('create', info, pathOf(info, obj.metadata.namespace), { method: 'POST', body: obj });
+      const out = await request<KubeObject>('create', info, { namespace: obj.metadata.namespace }, { method: 'POST', body: obj });
       wrote('create', info, obj.metadata.namespace, obj.metadata.name);
       return out;
     },
     async replace(info, obj) {
-      const out = await request<KubeObject>('update', info, pathOf(info, obj.metadata.namespace, obj.metadata.name), { method: 'PUT', body: obj });
+      const out = await request<KubeObject>('update', info, { namespace: obj.metadata.namespace, name: obj.metadata.name }, { method: 'PUT', body: obj });
       wrote('update', info, obj.metadata.namespace, obj.metadata.name);
       return out;
     },
     async apply(info, obj, fieldManager) {
-      const out = await request<KubeObject>('patch', info, pathOf(info, obj.metadata.namespace, obj.metadata.name), {
+      const out = await request<KubeObject>('patch', info, { namespace: obj.metadata.namespace, name: obj.metadata.name }, {
         method: 'PATCH',
         // The operator owns what it renders: it takes fields back from hand edits.
         query: { fieldManager, force: 'true' },
@@ -146,7 +157,7 @@ export function createKubeClient(kc: KubeConfig, opts: { onWrite?: (w: Write) =>
       return out;
     },
     async mergePatch(info, namespace, name, patch, subresource) {
-      const out = await request<KubeObject>('patch', info, pathOf(info, namespace, name, subresource), {
+      const out = await request<KubeObject>('patch', info, { namespace, name }, {
         method: 'PATCH',
         body: patch,
         contentType: 'application/merge-patch+json',
@@ -157,7 +168,7 @@ export function createKubeClient(kc: KubeConfig, opts: { onWrite?: (w: Write) =>
     },
     async delete(info, namespace, name, o = {}) {
       try {
-        await request('delete', info, pathOf(info, namespace, name), {
+        await request('delete', info, { namespace, name }, {
           method: 'DELETE',
           body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', ...(o.uid ? { preconditions: { uid: o.uid } } : {}) },
         });

@@ -56,8 +56,9 @@ export function serviceFactsJson(): string {
     metrics: Object.fromEntries((Object.keys(METRICS) as MetricKey[]).map((k) => [k, METRICS[k].name])),
     metricLabels: METRIC_LABELS,
     metricServices: METRIC_SERVICES,
-    // The operator's ClusterRole (cluster-wide entries) and Role (its namespace's).
-    operatorPermissions: OPERATOR_PERMISSIONS.map((p) => ({ group: p.group, resource: p.resource, verbs: p.verbs, namespaced: !!p.namespaced })),
+    // The operator's ClusterRole (scope cluster), tenant ClusterRole (tenant) and Role (platform);
+    // resourceNames by reference (templates/operator.yaml names them).
+    operatorPermissions: OPERATOR_PERMISSIONS.map((p) => ({ group: p.group, resource: p.resource, verbs: p.verbs, scope: p.scope, ...(p.resourceNames ? { resourceNames: p.resourceNames } : {}) })),
     // The load test's TestRun (cdk8s/lib/load-test.ts).
     loadTest: { trendStats: K6_TREND_STATS, k6Uid: K6_UID, k6ApiPort: K6_API_PORT },
     // The `helm test` Pod (templates/tests/api-check.yaml), which runs image.commands.check.

@@ -97,6 +97,17 @@ export const environmentArb: fc.Arbitrary<EnvironmentInput> = fc
           enabled: fc.boolean(),
           replicas: fc.integer({ min: 1, max: 3 }),
           settings: fc.record({ OPERATOR_LAG_THRESHOLD: fc.integer({ min: 1, max: 2_000_000 }), LOG_LEVEL: fc.constantFrom('info', 'debug') }, { requiredKeys: [] }),
+          policy: fc.record(
+            {
+              imageRepositories: fc.constantFrom([], ['registry.example/mi', 'registry.example:5000/team/mi']),
+              egressBlocks: fc.constantFrom([], [{ cidr: '10.0.0.0/8', except: ['10.96.0.0/12'] }, { cidr: 'fd00::/8' }]),
+            },
+            { requiredKeys: [] },
+          ),
+          apiServer: fc.constantFrom(
+            { ipBlocks: [{ cidr: '0.0.0.0/0' }], ports: [443, 6443] },
+            { ipBlocks: [{ cidr: '10.0.0.1/32' }, { cidr: '172.16.0.0/12', except: ['172.16.1.0/24'] }], ports: [6443] },
+          ),
         }),
         dashboards: fc.record(
           {

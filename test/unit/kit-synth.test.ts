@@ -9,7 +9,7 @@ import { IMAGE } from '../../core/constants';
 import { isSettingName, settingSpec } from '../../core/config/settings';
 import { PLATFORM_DEFAULTS, TENANT_DEFAULTS } from '../../cdk8s/lib/defaults';
 import { CHILD_KINDS } from '../../cdk8s/lib/kinds';
-import { OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
+import { clusterRoleName, rulesOf, tenantClusterRoleName } from '../../cdk8s/lib/operator-permissions';
 import { KitInputError } from '../../cdk8s/lib/resolve';
 import { checksumOf } from '../../cdk8s/lib/settings-env';
 import { MarketIndexerTenant } from '../../cdk8s/lib/tenant';
@@ -199,13 +199,38 @@ describe('cdk8s kit: the operator in the platform part', () => {
   const platform = platformObjectsOf(ENVIRONMENTS.prod!);
   const find = (kind: string) => platform.find((o) => o.kind === kind) as unknown as Manifest & Record<string, any>;
 
-  it("grants exactly the operator's permission table: cluster-wide, and leases in its namespace only", () => {
-    const asRules = (namespaced: boolean) =>
-      OPERATOR_PERMISSIONS.filter((p) => !!p.namespaced === namespaced).map((p) => ({ apiGroups: [p.group], resources: [p.resource], verbs: p.verbs }));
-    expect(find('ClusterRole').rules).toEqual(asRules(false));
-    expect(find('Role').rules).toEqual(asRules(true));
-    expect(find('Role').rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
-    expect(find('ClusterRoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'market-indexer-operator', namespace: 'market-indexer-system' }]);
+  it("grants exactly the operator's permission table, with no cluster-wide right on Secrets or workloads (issue 31, finding 7)", () => {
+    const ns = 'market-indexer-system';
+    const roles = platform.filter((o) => o.kind === 'ClusterRole') as unknown as { metadata: { name: string }; rules: { resources: string[]; verbs: string[] }[] }[];
+    const clusterRole = roles.find((r) => r.metadata.name === clusterRoleName(ns))!;
+    expect(clusterRole.rules).toEqual(rulesOf('cluster', ns));
+    expect(roles.find((r) => r.metadata.name === tenantClusterRoleName(ns))!.rules).toEqual(rulesOf('tenant', ns));
+    expect(find('Role').rules).toEqual(rulesOf('platform', ns));
+    expect(find('Role').metadata.namespace).toBe(ns);
+    // Bound cluster-wide: only cluster-scoped kinds, and the one bootstrap verb on rolebindings.
+    const bound = platform.filter((o) => o.kind === 'ClusterRoleBinding') as unknown as { roleRef: { name: string }; subjects: unknown[] }[];
+    expect(bound.map((b) => b.roleRef.name)).toEqual([clusterRoleName(ns)]);
+    expect(bound[0]!.subjects).toEqual([{ kind: 'ServiceAccount', name: 'market-indexer-operator', namespace: ns }]);
+    const namespacedKinds = [...CHILD_KINDS.filter((k) => k.namespaced).map((k) => k.plural), 'events', 'leases', 'pods', 'roles'];
+    const broad = clusterRole.rules.flatMap((r) => r.resources.filter((res) => namespacedKinds.includes(res) || res === '*').map((res) => `${res}: ${r.verbs.join(',')}`));
+    expect(broad).toEqual([]);
+    expect(clusterRole.rules.filter((r) => r.resources.includes('rolebindings'))).toEqual([{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] }]);
+    expect(clusterRole.rules.filter((r) => r.resources.includes('namespaces')).flatMap((r) => r.verbs)).toEqual(['list', 'watch', 'get', 'create']);
+  });
+
+  it("fences the operator's pods: egress to the API server, DNS and the tenants' /status port only; ingress from the scraper", () => {
+    const np = platform.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'market-indexer-operator') as unknown as { spec: Record<string, any> };
+    expect(np.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(np.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('operator');
+    expect(np.spec.egress).toEqual([
+      { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ protocol: 'TCP', port: 443 }, { protocol: 'TCP', port: 6443 }] },
+      expect.objectContaining({ to: [expect.objectContaining({ podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } })] }),
+      {
+        to: [{ namespaceSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'market-indexer-operator', 'marketindexer.dev/environment': 'prod' } }, podSelector: { matchLabels: { 'app.kubernetes.io/component': 'indexer' } } }],
+        ports: [{ protocol: 'TCP', port: 3001 }],
+      },
+    ]);
+    expect(np.spec.ingress).toHaveLength(1);
   });
 
   it('runs leader-elected replicas with the environment\'s values for every tenant, restricted like the rest', () => {
