@@ -113,11 +113,12 @@ else
   say "Chromium: installed $(command -v chromium)"
 fi
 
-# promtool checks and unit-tests the kit's alert rules (Debian's prometheus package ships it;
-# nothing is started: the package's service needs systemd).
-if command -v promtool >/dev/null; then
-  say "promtool: $(command -v promtool)"
+# promtool checks and unit-tests the kit's alert rules; the tenant suite (npm run test:tenant)
+# runs the Prometheus server and Alertmanager. Debian's prometheus and prometheus-alertmanager
+# packages ship them; nothing is started here (the packages' services need systemd).
+if command -v promtool >/dev/null && command -v prometheus >/dev/null && command -v prometheus-alertmanager >/dev/null; then
+  say "Prometheus: $(command -v prometheus), $(command -v prometheus-alertmanager), $(command -v promtool)"
 else
-  apt_install --no-install-recommends prometheus
-  say "promtool: installed $(command -v promtool)"
+  apt_install --no-install-recommends prometheus prometheus-alertmanager
+  say "Prometheus: installed $(command -v prometheus), $(command -v prometheus-alertmanager), $(command -v promtool)"
 fi

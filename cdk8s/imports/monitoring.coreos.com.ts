@@ -433,6 +433,11 @@ export interface ServiceMonitorSpecEndpoints {
    * @schema ServiceMonitorSpecEndpoints#honorLabels
    */
   readonly honorLabels?: boolean;
+
+  /**
+   * @schema ServiceMonitorSpecEndpoints#relabelings
+   */
+  readonly relabelings?: ServiceMonitorSpecEndpointsRelabelings[];
 }
 
 /**
@@ -448,6 +453,7 @@ export function toJson_ServiceMonitorSpecEndpoints(obj: ServiceMonitorSpecEndpoi
     'interval': obj.interval,
     'scrapeTimeout': obj.scrapeTimeout,
     'honorLabels': obj.honorLabels,
+    'relabelings': obj.relabelings?.map(y => toJson_ServiceMonitorSpecEndpointsRelabelings(y)),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -498,5 +504,77 @@ export enum ServiceMonitorSpecEndpointsScheme {
   HTTP = "http",
   /** https */
   HTTPS = "https",
+}
+
+/**
+ * @schema ServiceMonitorSpecEndpointsRelabelings
+ */
+export interface ServiceMonitorSpecEndpointsRelabelings {
+  /**
+   * @schema ServiceMonitorSpecEndpointsRelabelings#action
+   */
+  readonly action?: ServiceMonitorSpecEndpointsRelabelingsAction;
+
+  /**
+   * @schema ServiceMonitorSpecEndpointsRelabelings#replacement
+   */
+  readonly replacement?: string;
+
+  /**
+   * @schema ServiceMonitorSpecEndpointsRelabelings#targetLabel
+   */
+  readonly targetLabel?: string;
+
+  /**
+   * @schema ServiceMonitorSpecEndpointsRelabelings#sourceLabels
+   */
+  readonly sourceLabels?: string[];
+
+  /**
+   * @schema ServiceMonitorSpecEndpointsRelabelings#regex
+   */
+  readonly regex?: string;
+
+  /**
+   * @schema ServiceMonitorSpecEndpointsRelabelings#separator
+   */
+  readonly separator?: string;
+}
+
+/**
+ * Converts an object of type 'ServiceMonitorSpecEndpointsRelabelings' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_ServiceMonitorSpecEndpointsRelabelings(obj: ServiceMonitorSpecEndpointsRelabelings | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'action': obj.action,
+    'replacement': obj.replacement,
+    'targetLabel': obj.targetLabel,
+    'sourceLabels': obj.sourceLabels?.map(y => y),
+    'regex': obj.regex,
+    'separator': obj.separator,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema ServiceMonitorSpecEndpointsRelabelingsAction
+ */
+export enum ServiceMonitorSpecEndpointsRelabelingsAction {
+  /** replace */
+  REPLACE = "replace",
+  /** keep */
+  KEEP = "keep",
+  /** drop */
+  DROP = "drop",
+  /** labelmap */
+  LABELMAP = "labelmap",
+  /** labeldrop */
+  LABELDROP = "labeldrop",
+  /** labelkeep */
+  LABELKEEP = "labelkeep",
 }
 

@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import { OPS_PATHS } from '../../core/constants';
-import { PrometheusRule, ServiceMonitor } from '../imports/monitoring.coreos.com';
+import { PrometheusRule, ServiceMonitor, ServiceMonitorSpecEndpointsRelabelingsAction } from '../imports/monitoring.coreos.com';
 import { tenantRules } from './alerts';
 import { HTTP_PORT_NAME } from './api';
 import { metadataOf, type TenantContext } from './context';
@@ -22,7 +22,17 @@ export class TenantMonitoring extends Construct {
           selector: { matchLabels: selectorLabels(ctx.labels, component) },
           // The processes label their series with `service` and `tenant`; the operator's own
           // `service` target label (the Service's name) would rename ours to exported_service.
-          endpoints: [{ port: HTTP_PORT_NAME, path: OPS_PATHS.metrics, interval: m.interval, honorLabels: true }],
+          endpoints: [
+            {
+              port: HTTP_PORT_NAME,
+              path: OPS_PATHS.metrics,
+              interval: m.interval,
+              honorLabels: true,
+              // Every series says which environment it is from: the dashboards' `environment`
+              // variable selects by it, and one Prometheus may scrape several (D-215).
+              relabelings: [{ action: ServiceMonitorSpecEndpointsRelabelingsAction.REPLACE, targetLabel: 'environment', replacement: ctx.labels.environment }],
+            },
+          ],
         },
       });
     }

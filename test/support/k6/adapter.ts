@@ -11,12 +11,22 @@ export type { RunSummary, ThresholdResult } from './runner';
  * group, sleep), k6/http (synchronous requests), k6/metrics, k6/timers, k6/websockets, and
  * __ENV, __VU, __ITER. See docs/load-testing.md. The scripts never import it.
  */
-export function runK6Script(bundle: string, opts: { env?: Record<string, string>; vus?: number; iterations?: number; timeoutMs?: number } = {}): Promise<RunSummary> {
+export function runK6Script(
+  bundle: string,
+  opts: {
+    env?: Record<string, string>;
+    vus?: number;
+    iterations?: number;
+    timeoutMs?: number;
+    /** k6's `--local-ips` (K6_LOCAL_IPS): the source address of every connection, so a run counts as a client of its own. */
+    localIPs?: string;
+  } = {},
+): Promise<RunSummary> {
   const req: RunRequest = { bundle: path.resolve(bundle), env: opts.env ?? {}, vus: opts.vus ?? 1, iterations: opts.iterations ?? 1 };
   const child = fork(path.join(__dirname, 'runner.ts'), [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { PATH: process.env.PATH ?? '' },
+    env: { PATH: process.env.PATH ?? '', ...(opts.localIPs ? { K6_LOCAL_IPS: opts.localIPs } : {}) },
   });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -22,13 +22,15 @@ export interface HttpAnswer {
 
 const { port, flag } = workerData as { port: MessagePort; flag: Int32Array };
 const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+// k6's K6_LOCAL_IPS (one address here): the source address of every connection.
+const localAddress = process.env.K6_LOCAL_IPS || undefined;
 
 function perform(call: HttpCall): Promise<HttpAnswer> {
   const start = performance.now();
   return new Promise((resolve) => {
     const url = new URL(call.url);
     const mod = url.protocol === 'https:' ? https : http;
-    const req = mod.request(url, { method: call.method, headers: call.headers, agent: url.protocol === 'https:' ? agents.https : agents.http, timeout: call.timeoutMs }, (res) => {
+    const req = mod.request(url, { method: call.method, headers: call.headers, agent: url.protocol === 'https:' ? agents.https : agents.http, timeout: call.timeoutMs, localAddress }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -217,7 +217,7 @@ export function createModules(opts: { emit: Emit; pending: Pending; groupPath: (
       pending.count += 1;
       const tags = { url, ...str(params?.tags) };
       const started = performance.now();
-      this.socket = new WebSocketClient(url, { headers: params?.headers, perMessageDeflate: false });
+      this.socket = new WebSocketClient(url, { headers: params?.headers, perMessageDeflate: false, localAddress: process.env.K6_LOCAL_IPS || undefined });
       let opened = false;
       this.socket.on('open', () => {
         opened = true;

@@ -1,0 +1,90 @@
+import http from 'node:http';
+import net from 'node:net';
+
+/**
+ * A Solana RPC provider's faults, between the tenant and its chain: a latency added to every
+ * JSON-RPC call (what makes an indexer fall behind the chain, which a frozen indexer cannot show:
+ * its own series go stale) and a corrupted transaction (a `getTransaction` answer with one more
+ * `Program data:` event that decodes to nothing the program emits, as a provider's bad data
+ * would), which the indexer must dead-letter. WebSocket subscriptions pass through untouched.
+ */
+export async function startRpcFaultProxy(opts: { upstream: string; host: string }) {
+  const target = new URL(opts.upstream);
+  let latencyMs = 0;
+  let corruptNext = 0;
+  const corrupted: string[] = [];
+
+  /** An event of our program whose discriminator is no event's: the indexer's `unknown_discriminator`. */
+  const UNKNOWN_EVENT = Buffer.from('00000000000000000102030405060708', 'hex').toString('base64');
+
+  function corrupt(body: string): string {
+    const msg = JSON.parse(body) as { result?: { transaction: { signatures: string[] }; meta?: { logMessages?: string[] } } };
+    const logs = msg.result?.meta?.logMessages;
+    const at = logs?.findIndex((l) => l.startsWith('Program data: ')) ?? -1;
+    if (!msg.result || !logs || at < 0) return body;
+    logs.splice(at + 1, 0, `Program data: ${UNKNOWN_EVENT}`);
+    corruptNext -= 1;
+    corrupted.push(msg.result.transaction.signatures[0]!);
+    return JSON.stringify(msg);
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      setTimeout(() => {
+        const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+          const body: Buffer[] = [];
+          r.on('data', (c: Buffer) => body.push(c));
+          r.on('end', () => {
+            let text = Buffer.concat(body).toString();
+            const isGetTransaction = chunks.length && /"method"\s*:\s*"getTransaction"/.test(Buffer.concat(chunks).toString());
+            if (corruptNext > 0 && isGetTransaction && r.statusCode === 200) text = corrupt(text);
+            // The body may have changed: its length is ours, not the chain's framing.
+            const { 'transfer-encoding': _framing, ...rest } = r.headers;
+            const headers = { ...rest, 'content-length': String(Buffer.byteLength(text)) };
+            res.writeHead(r.statusCode ?? 502, headers).end(text);
+          });
+        });
+        up.on('error', () => res.writeHead(502).end());
+        up.end(Buffer.concat(chunks));
+      }, latencyMs);
+    });
+  });
+  server.on('upgrade', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    const upstream = net.connect(Number(target.port), target.hostname, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length) upstream.write(head);
+      client.pipe(upstream).pipe(client);
+    });
+    const done = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const s of [client, upstream]) {
+      s.on('error', done);
+      s.on('close', done);
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, opts.host, r));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://${opts.host}:${port}`,
+    wsUrl: `ws://${opts.host}:${port}`,
+    /** Every call waits this long before it reaches the chain. */
+    setLatency: (ms: number) => void (latencyMs = ms),
+    /** The next `n` transactions fetched get one undecodable event more. */
+    corruptTransactions: (n = 1) => void (corruptNext += n),
+    /** Signatures of the transactions corrupted so far. */
+    corrupted: () => [...corrupted],
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export type RpcFaultProxy = Awaited<ReturnType<typeof startRpcFaultProxy>>;

@@ -1,0 +1,282 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { checkTenant } from '../../check/tenant-check';
+import { ALERTS, type AlertName } from '../../observability/prometheus/rules';
+import { createWalletClient, generateWalletKey, type WalletClient } from '../../local/wallet/client';
+import { tradingMarket, until } from '../../local/wallet/trade';
+import { startTenant, type RunningTenant } from '../../local/tenant/runner';
+import { dropDatabase, type AlertNotification } from '../../local/tenant/stores';
+import { buildK6 } from '../../loadtest/k6-build';
+import { failedChecks, runK6Script } from '../support/k6/adapter';
+import { ADMIN_DATABASE_URL } from '../support/env';
+import { WsClient } from '../support/ws';
+import { alerts, dashboardQueries, eventually, query, runbookExists, withVariables } from './support';
+
+/**
+ * The users' journeys on one tenant run the way the kit deploys it (`npm run tenant`, D-216):
+ * staging's tenant alpha, rendered by the kit, its processes started from the rendered
+ * containers, behind the Ingress's front, on the local stores and a simulated chain behind its
+ * JSON-RPC, watched by a real Prometheus and Alertmanager. `npm run test:tenant` runs it.
+ *
+ * The values below are what a tenant may set (monitoring values), so alerts fire in seconds
+ * instead of minutes: a 5 s scrape, and slot-lag thresholds of 25 (warning) and 150 (critical)
+ * slots held for 15 s. Every other rule is as rendered.
+ */
+const OVERLAY = { monitoring: { interval: '5s', slotLag: { warning: 25, critical: 150, for: '15s' } } };
+const DOMAIN = 'alpha.staging.markets.example';
+const MIN = 60_000;
+
+/**
+ * Alerts this suite does not cause, and why. Every one of them is unit-tested with promtool
+ * against series of its own (test/integration/kit-rules.test.ts).
+ */
+const NOT_CAUSED: Partial<Record<AlertName, string>> = {
+  MarketIndexerSlotLagCritical: 'the freeze pages at the warning threshold first; the critical one is the same expression at a higher threshold (promtool)',
+  MarketIndexerStalled: 'needs 10 minutes without a committed slot while the writer reports itself: a live writer on a stuck chain, which the simulated chain never is',
+  MarketIndexerBusPublishFailing: 'needs Redis down for the tenant; the local Redis is shared with the rest of the machine (the fault suite, npm run test:faults, stops its own Redis)',
+  MarketIndexerApiErrorBudgetBurnFast: 'needs 5xx answers over 1 h and 5 min windows (the fault suite causes 5xx with the stores down)',
+  MarketIndexerApiErrorBudgetBurnSlow: 'needs 5xx answers over 1 d and 2 h windows',
+  MarketIndexerApiLatencyBudgetBurnFast: 'needs slow answers over 1 h and 5 min windows',
+  MarketIndexerApiLatencyBudgetBurnSlow: 'needs slow answers over 1 d and 2 h windows',
+  MarketIndexerWsBackpressureCloses: 'needs more than 10 slow consumers closed in 15 min held for 5 min; the slow-consumer rule is checked by npm run bench -- ws-backpressure and its e2e test',
+  MarketIndexerWsClientsNearCap: 'needs 90 % of WS_MAX_CLIENTS (1,000) per replica for 10 min',
+  MarketIndexerRateLimitSurge: 'needs 5 % of requests refused with 429 for 10 min',
+  MarketIndexerTargetAbsent: 'needs no target at all for 10 min (a Deployment scaled to zero, or a ServiceMonitor no Prometheus selects)',
+};
+const CAUSED: AlertName[] = ['MarketIndexerSlotLagHigh', 'MarketIndexerDeadLetters', 'MarketIndexerNoWriter', 'MarketIndexerTargetDown'];
+
+describe('a tenant as the kit deploys it: the users\' journeys end to end', () => {
+  let t: RunningTenant;
+  let runDir: string;
+  const database = `mi_e2e_tenant_${process.pid}`;
+  const wallet = async (): Promise<WalletClient> => createWalletClient({ api: t.frontUrl, rpc: t.rpcUrl, key: await generateWalletKey(), domain: DOMAIN });
+
+  beforeAll(async () => {
+    runDir = mkdtempSync(path.join(os.tmpdir(), 'mi-tenant-'));
+    t = await startTenant({ env: 'staging', tenant: 'alpha', overlay: OVERLAY, runDir, database, fresh: true, adminDatabaseUrl: ADMIN_DATABASE_URL });
+    await t.allReady();
+  }, 3 * MIN);
+  afterAll(async () => {
+    await t?.stop();
+    await dropDatabase(ADMIN_DATABASE_URL, database);
+    rmSync(runDir, { recursive: true, force: true });
+  }, 2 * MIN);
+
+  it('comes up as rendered: two API replicas and two indexers, the helm test check passing through the Ingress', async () => {
+    expect(t.pods.map((p) => p.name).sort()).toEqual(['market-indexer-api-0', 'market-indexer-api-1', 'market-indexer-indexer-0', 'market-indexer-indexer-1']);
+    const check = await checkTenant({ baseUrl: t.frontUrl, variant: 'v1', timeoutMs: 10_000 });
+    expect(check.steps.map((s) => `${s.name}:${s.ok}`)).toEqual(['ready:true', 'read:true', 'ws:true']);
+    // Prometheus scrapes every pod the ServiceMonitors select, labelled as the operator labels them.
+    const up = await eventually('four targets up', async () => {
+      const s = await query(t.prometheusUrl, 'up{namespace="mi-alpha"} == 1');
+      return s.length === 4 ? s : undefined;
+    }, MIN);
+    expect(up.map((s) => `${s.metric.job} ${s.metric.pod} ${s.metric.environment}`).sort()).toEqual([
+      'market-indexer-api market-indexer-api-0 staging',
+      'market-indexer-api market-indexer-api-1 staging',
+      'market-indexer-indexer market-indexer-indexer-0 staging',
+      'market-indexer-indexer market-indexer-indexer-1 staging',
+    ]);
+  }, 2 * MIN);
+
+  it('trades: /tx/place-order, signed with @solana/kit, sent to the chain, seen in /orders and on /ws; cancelled; a settled position claimed', async () => {
+    const trader = await wallet();
+    const market = await tradingMarket(trader, 25);
+    const { tickSizeBps } = (await trader.read('/config')) as { tickSizeBps: number };
+    const ws = await WsClient.open(`${t.frontUrl.replace('http', 'ws')}/ws`);
+    try {
+      await ws.next((m) => m.type === 'connected');
+      const channel = `orderbook:${market.marketId}`;
+      expect(await ws.request({ type: 'subscribe', channel })).toMatchObject({ type: 'subscribed', channel });
+      // A resting bid at the lowest price: nobody sells that low, so it is the best bid alone.
+      await trader.send('place-order', { market: market.address, side: 'buy_yes', priceBps: tickSizeBps, quantity: '1000000' });
+      const mine = async () => ((await trader.signedRead('/orders')) as { data: { orders: { orderId: string; marketAddress: string; priceBps: number; status: string }[] } }).data.orders;
+      const order = await until('the order in /orders', async () => (await mine()).find((o) => o.marketAddress === market.address && o.status === 'open'));
+      expect(order.priceBps).toBe(tickSizeBps);
+      await ws.next((m) => m.type === 'update' && m.channel === channel && typeof m.seq === 'number', 30_000);
+      await trader.send('cancel-order', { market: market.address, orderId: order.orderId });
+      await until('the order cancelled', async () => (await mine()).find((o) => o.orderId === order.orderId && o.status === 'cancelled'));
+      ws.assertValid();
+    } finally {
+      await ws.close();
+    }
+
+    // Two wallets cross at complementary prices: the trader holds YES until the market settles.
+    const counterparty = await wallet();
+    const yes = tickSizeBps * 50;
+    await trader.send('place-order', { market: market.address, side: 'buy_yes', priceBps: yes, quantity: '2000000' });
+    await counterparty.send('place-order', { market: market.address, side: 'buy_no', priceBps: 10_000 - yes, quantity: '2000000' });
+    type Position = { marketAddress: string; yesShares: string; settled: boolean; payout: string };
+    const positions = async () => ((await trader.signedRead('/positions')) as { data: { positions: Position[] } }).data.positions.filter((p) => p.marketAddress === market.address);
+    await until('the trader\'s position', async () => (await positions()).find((p) => BigInt(p.yesShares) > 0n), 60_000);
+    await until('the market resolved', async () => {
+      const m = (await trader.read(`/markets/${market.address}`)) as { data: { market: { state: number } } };
+      return m.data.market.state >= 4 ? true : undefined;
+    }, 4 * MIN);
+    const signature = await trader.send('claim-payout', { market: market.address });
+    const settled = await until('the position settled', async () => (await positions()).find((p) => p.settled), 60_000);
+    expect(settled.settled).toBe(true);
+    expect(signature).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+  }, 8 * MIN);
+
+  it('drains a hung API replica: readiness takes it out of the Ingress, liveness restarts it, a steady client sees no failed request', async () => {
+    const [victim, other] = t.podsOf('market-indexer-api');
+    const restarts = victim!.restarts();
+    let failed = 0;
+    let ok = 0;
+    let slowest = 0;
+    let running = true;
+    const client = (async () => {
+      while (running) {
+        const t0 = Date.now();
+        try {
+          const res = await fetch(`${t.frontUrl}/api/v1/markets?limit=1`, { signal: AbortSignal.timeout(3 * MIN) });
+          await res.text();
+          if (res.status === 200) ok += 1;
+          else failed += 1;
+        } catch {
+          failed += 1;
+        }
+        slowest = Math.max(slowest, Date.now() - t0);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    await eventually('steady traffic', async () => ok > 20, 30_000);
+    victim!.hang();
+    await eventually('the hung replica not ready', async () => !victim!.ready(), MIN);
+    const sentWhenUnready = t.frontSentTo(victim!.ip);
+    await eventually('the hung replica restarted', async () => victim!.restarts() > restarts, 3 * MIN);
+    // Until it is back, the front sent it nothing new.
+    expect(t.frontSentTo(victim!.ip)).toBe(sentWhenUnready);
+    await eventually('the replica ready again', async () => victim!.ready(), 2 * MIN);
+    const okBefore = ok;
+    await eventually('traffic after the restart', async () => ok > okBefore + 20, 30_000);
+    running = false;
+    await client;
+    expect(other!.ready()).toBe(true);
+    expect(failed).toBe(0);
+    process.stdout.write(`drain: ${ok} requests, 0 failed, slowest ${slowest} ms, ${t.frontRetries()} retried by the Ingress\n`);
+  }, 8 * MIN);
+
+  it('passes the smoke run of every k6 script through the Ingress', async () => {
+    const out = mkdtempSync(path.join(os.tmpdir(), 'k6-tenant-'));
+    try {
+      const bundles = await buildK6(out);
+      const trader = await wallet();
+      const market = await tradingMarket(trader, 5);
+      const env = { BASE_URL: t.frontUrl, TENANT: 'alpha', AUTH_DOMAIN: DOMAIN, RUN_ID: `tenant-${Date.now()}` };
+      const runs = [
+        ['limits-ws', { env }],
+        ['load', { env: { ...env, PROFILE: 'smoke', THINK_SECONDS: '0' } }],
+        ['fanout-ws', { env: { ...env, SUBSCRIBERS: '5', FANOUT_SECONDS: '5', CHANNELS: `orderbook:${market.marketId},market:${market.marketId}` }, vus: 5 }],
+        // Last: it spends every tier of this address's budget.
+        ['limits-rest', { env }],
+      ] as const;
+      expect(runs.map(([name]) => name).sort()).toEqual(Object.keys(bundles).sort());
+      for (const [name, opts] of runs) {
+        // A client address of its own (k6's --local-ips): the limits scripts count this address's requests from zero.
+        const s = await runK6Script(bundles[name]!, { ...opts, localIPs: '127.0.0.77' });
+        if (s.errors.length || failedChecks(s).length) process.stdout.write(`${name}:\n${s.text}\n`);
+        expect([name, s.errors, failedChecks(s)]).toEqual([name, [], []]);
+        expect([name, s.thresholds.filter((x) => !x.isTime && !x.ok)]).toEqual([name, []]);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 6 * MIN);
+
+  describe('an SRE is paged: alerts reach the Alertmanager webhook and resolve', () => {
+    const notified = (alert: string, status: 'firing' | 'resolved', after: number) => (n: AlertNotification) =>
+      n.receivedAt >= after && n.alerts.some((a) => a.labels.alertname === alert && a.status === status);
+    const expectPage = (n: AlertNotification, alert: string) => {
+      const a = n.alerts.find((x) => x.labels.alertname === alert)!;
+      expect(a.labels).toMatchObject({ tenant: 'alpha', environment: 'staging' });
+      expect(a.annotations.runbook_url).toMatch(new RegExp(`/docs/runbooks/${alert}\\.md$`));
+      expect(runbookExists(a.annotations.runbook_url!)).toBe(true);
+    };
+    const firing = async (alert: string) => (await alerts(t.prometheusUrl)).find((a) => a.labels.alertname === alert && a.state === 'firing');
+
+    it('lists every alert the rules define as caused here or not, with the reason', () => {
+      expect([...CAUSED, ...Object.keys(NOT_CAUSED)].sort()).toEqual([...ALERTS].sort());
+    });
+
+    it('slot lag from a slow RPC: the indexer falls behind, MarketIndexerSlotLagHigh goes pending, fires, pages, resolves', async () => {
+      const t0 = Date.now();
+      t.faults!.setLatency(1_500);
+      try {
+        const pending = await eventually('SlotLagHigh pending', async () => (await alerts(t.prometheusUrl)).find((a) => a.labels.alertname === 'MarketIndexerSlotLagHigh'), 3 * MIN);
+        expect(pending.state).toBe('pending');
+        await eventually('SlotLagHigh firing', () => firing('MarketIndexerSlotLagHigh'), 2 * MIN);
+        // The indexer's own report says so, not only the API's observation.
+        expect(Number((await query(t.prometheusUrl, 'max(service_indexer_slot_lag{service="indexer"})'))[0]!.value[1])).toBeGreaterThan(25);
+        expectPage(await eventually('the page', async () => t.notifications.find(notified('MarketIndexerSlotLagHigh', 'firing', t0)), MIN), 'MarketIndexerSlotLagHigh');
+      } finally {
+        t.faults!.setLatency(0);
+      }
+      const resolvedAt = Date.now();
+      await eventually('the resolved notification', async () => t.notifications.find(notified('MarketIndexerSlotLagHigh', 'resolved', resolvedAt)), 4 * MIN);
+    }, 10 * MIN);
+
+    it('dead letters from a corrupt transaction: MarketIndexerDeadLetters fires and pages', async () => {
+      const t0 = Date.now();
+      t.faults!.corruptTransactions(1);
+      await eventually('a transaction corrupted', async () => t.faults!.corrupted().length === 1, 2 * MIN);
+      await eventually('DeadLetters firing', () => firing('MarketIndexerDeadLetters'), 2 * MIN);
+      const dl = await query(t.prometheusUrl, 'sum by (reason) (service_indexer_dead_letters_total{tenant="alpha"})');
+      expect(dl.map((s) => s.metric.reason)).toEqual(['unknown_discriminator']);
+      expectPage(await eventually('the page', async () => t.notifications.find(notified('MarketIndexerDeadLetters', 'firing', t0)), MIN), 'MarketIndexerDeadLetters');
+    }, 5 * MIN);
+
+    it('a node freezes under the writer indexer and an API replica: slot lag (as the API sees it), no writer, targets down; all resolve when it is back', async () => {
+      const writers = await query(t.prometheusUrl, 'service_indexer_is_writer{tenant="alpha"} == 1');
+      expect(writers).toHaveLength(1);
+      const writer = t.pods.find((p) => p.name === writers[0]!.metric.pod)!;
+      const api = t.podsOf('market-indexer-api')[1]!;
+      const t0 = Date.now();
+      writer.freeze();
+      api.freeze();
+      try {
+        // The frozen indexer reports nothing: the page comes from the API's observation (D-213).
+        for (const alert of ['MarketIndexerSlotLagHigh', 'MarketIndexerNoWriter', 'MarketIndexerTargetDown'] as const) {
+          const page = await eventually(`${alert} paged`, async () => t.notifications.find(notified(alert, 'firing', t0)), 7 * MIN);
+          expectPage(page, alert);
+        }
+        const down = (await firing('MarketIndexerTargetDown')) ? await query(t.prometheusUrl, 'up{namespace="mi-alpha"} == 0') : [];
+        expect(down.map((s) => s.metric.pod).sort()).toEqual([api.name, writer.name].sort());
+      } finally {
+        writer.resume();
+        api.resume();
+      }
+      const back = Date.now();
+      for (const alert of ['MarketIndexerSlotLagHigh', 'MarketIndexerNoWriter', 'MarketIndexerTargetDown'] as const) {
+        await eventually(`${alert} resolved`, async () => t.notifications.find(notified(alert, 'resolved', back)), 4 * MIN);
+      }
+    }, 15 * MIN);
+  });
+
+  it('draws every dashboard panel from this tenant\'s series (the environment and tenant variables set to it)', async () => {
+    // Fresh traffic for the rate() panels.
+    const reader = await wallet();
+    await eventually('the API back to full health', async () => t.pods.every((p) => p.ready()), 2 * MIN);
+    for (let i = 0; i < 20; i++) await reader.read('/markets?limit=5').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 12_000));
+    // Panels that have nothing to draw here, and why.
+    const WITHOUT_DATA: Record<string, string> = {
+      'Plan-limit refusals by plan (appendix variant)': 'a legacy tenant\'s plans; alpha serves v1',
+      'Connections by plan (appendix variant)': 'a legacy tenant\'s plans; alpha serves v1',
+      'Redis publish failures': 'Redis never failed (the fault suite causes it)',
+      'PostgreSQL and Redis errors': 'the stores never failed (the fault suite causes it)',
+      'Backpressure closes': 'no slow consumer was closed (npm run bench -- ws-backpressure causes it)',
+    };
+    const queries = dashboardQueries(t.rendered.platform);
+    expect(queries.length).toBeGreaterThan(20);
+    const empty: string[] = [];
+    for (const q of queries) {
+      if (q.dashboard.toLowerCase().includes('load test')) continue;
+      const s = await query(t.prometheusUrl, withVariables(q.expr, { environment: 'staging', tenant: 'alpha' }));
+      if (!s.length && !(q.panel in WITHOUT_DATA)) empty.push(`${q.dashboard} / ${q.panel}: ${q.expr}`);
+    }
+    expect(empty).toEqual([]);
+  }, 3 * MIN);
+});
