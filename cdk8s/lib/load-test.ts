@@ -5,8 +5,8 @@ import { k8s } from 'cdk8s-plus-33';
 import { K6_LABELS, K6_TREND_STATS } from '../../observability/grafana/k6';
 import { TestRun } from '../imports/k6.io';
 import { API_SERVICE_PORT, HTTP_PORT_NAME } from './api';
-import { APP_NAME, NAMES, namespaceOf, selectorLabels, TENANT_LABEL } from './names';
-import { platformLabels, type PlatformContext } from './platform';
+import { APP_NAME, NAMES, namespaceOf, platformLabels, selectorLabels, TENANT_LABEL } from './names';
+import type { PlatformContext } from './context';
 
 /** Where the bundled k6 scripts live, relative to the repository root (generated: npm run generate). */
 export const K6_CHART_DIR = 'charts/market-indexer/files/k6';
