@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
@@ -8,7 +8,7 @@ import { API_SERVICE_PORT, HTTP_PORT_NAME } from './api';
 import { APP_NAME, NAMES, namespaceOf, platformLabels, selectorLabels, TENANT_LABEL } from './names';
 import type { PlatformContext } from './context';
 
-/** Where the bundled k6 scripts live, relative to the repository root (generated: npm run generate). */
+/** Where the bundled k6 scripts and their shared module live, relative to the repository root (generated: npm run generate). */
 export const K6_CHART_DIR = 'charts/market-indexer/files/k6';
 export const LOAD_TEST_NAME = `${APP_NAME}-load-test`;
 export const K6_SCRIPTS_CONFIGMAP = `${APP_NAME}-k6-scripts`;
@@ -21,9 +21,16 @@ export const K6_UID = 12345;
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** The bundles the chart carries, by script (read at synth time). */
+/**
+ * Every file the chart carries in files/k6/, by name (read at synth time), as its template's
+ * `Files.Glob "files/k6/*.js"` does: the scripts and the shared module they import.
+ */
 export function k6Bundles(scripts: readonly string[]): Record<string, string> {
-  return Object.fromEntries(scripts.map((s) => [`${s}.js`, readFileSync(path.join(ROOT, K6_CHART_DIR, `${s}.js`), 'utf8')]));
+  const dir = path.join(ROOT, K6_CHART_DIR);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.js')).sort();
+  const missing = scripts.filter((s) => !files.includes(`${s}.js`));
+  if (missing.length) throw new Error(`${K6_CHART_DIR} lacks ${missing.map((s) => `${s}.js`).join(', ')}: run npm run generate`);
+  return Object.fromEntries(files.map((f) => [f, readFileSync(path.join(dir, f), 'utf8')]));
 }
 
 /**

@@ -7,7 +7,7 @@ import { withSettingsTable } from './configuration-doc';
 import { withPermissionsTable } from './operator-doc';
 import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
-import { bundleK6Sync } from '../../loadtest/k6-build';
+import { bundleK6Sync, K6_SHARED } from '../../loadtest/k6-build';
 import { withAliasOperations } from './openapi-aliases';
 import { withV1Operations } from './openapi-v1-operations';
 import { v1Presentation } from '../../server/routes';
@@ -18,7 +18,7 @@ import { LOAD_TEST_SCRIPTS } from '../../cdk8s/lib/values';
 import { K6_CHART_DIR } from '../../cdk8s/lib/load-test';
 
 let bundles: Record<string, string> | undefined;
-const bundle = (script: string) => (bundles ??= bundleK6Sync())[script]!;
+const bundle = (file: string) => (bundles ??= bundleK6Sync())[file]!;
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -111,10 +111,11 @@ export const GENERATED_FILES: GeneratedFile[] = [
       content: () => dashboardJson(d),
     })),
   ),
-  // The k6 scripts, bundled, inside the chart (its load-test ConfigMap; the kit reads the same files).
-  ...LOAD_TEST_SCRIPTS.map((script) => ({
-    path: `${K6_CHART_DIR}/${script}.js`,
-    source: `loadtest/k6/${script}.ts`,
-    content: () => bundle(script),
+  // The k6 scripts, bundled, inside the chart (its load-test ConfigMap; the kit reads the same
+  // files): the shared module (helpers and tweetnacl) once, each script importing it (D-206).
+  ...[K6_SHARED, ...LOAD_TEST_SCRIPTS].map((name) => ({
+    path: `${K6_CHART_DIR}/${name}.js`,
+    source: name === K6_SHARED ? 'loadtest/k6/lib.ts, loadtest/k6/lib/, tweetnacl' : `loadtest/k6/${name}.ts`,
+    content: () => bundle(`${name}.js`),
   })),
 ];
