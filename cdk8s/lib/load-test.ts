@@ -3,7 +3,13 @@ import path from 'node:path';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { K6_LABELS, K6_TREND_STATS } from '../../observability/grafana/k6';
-import { TestRun } from '../imports/k6.io';
+import {
+  TestRun,
+  TestRunSpecRunnerResourcesLimits,
+  TestRunSpecRunnerResourcesRequests,
+  type TestRunSpecRunnerContainerSecurityContext,
+  type TestRunSpecRunnerSecurityContext,
+} from '../imports/k6.io';
 import { API_SERVICE_PORT, HTTP_PORT_NAME } from './api';
 import { APP_NAME, NAMES, namespaceOf, platformLabels, selectorLabels, TENANT_LABEL } from './names';
 import type { PlatformContext } from './context';
@@ -62,9 +68,9 @@ export class MarketIndexerLoadTest extends Construct {
     ];
     const remoteWrite = lt.prometheusRemoteWriteUrl !== '';
     const args = [...vars.map(([k, v]) => `-e ${k}=${v}`), `--tag ${K6_LABELS.testid}=${testId}`, ...(remoteWrite ? ['-o experimental-prometheus-rw'] : [])];
-    const pod = { runAsNonRoot: true, runAsUser: K6_UID, runAsGroup: K6_UID, seccompProfile: { type: 'RuntimeDefault' } };
+    const pod: TestRunSpecRunnerSecurityContext = { runAsNonRoot: true, runAsUser: K6_UID, runAsGroup: K6_UID, seccompProfile: { type: 'RuntimeDefault' } };
     // Not read-only: the initializer writes the script's archive under /tmp.
-    const container = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+    const container: TestRunSpecRunnerContainerSecurityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
     new TestRun(this, 'test-run', {
       metadata: meta(LOAD_TEST_NAME),
       spec: {
@@ -77,8 +83,8 @@ export class MarketIndexerLoadTest extends Construct {
           securityContext: pod,
           containerSecurityContext: container,
           resources: {
-            requests: { cpu: k8s.Quantity.fromString(lt.resources.requests.cpu), memory: k8s.Quantity.fromString(lt.resources.requests.memory) },
-            limits: { cpu: k8s.Quantity.fromString(lt.resources.limits.cpu), memory: k8s.Quantity.fromString(lt.resources.limits.memory) },
+            requests: { cpu: TestRunSpecRunnerResourcesRequests.fromString(lt.resources.requests.cpu), memory: TestRunSpecRunnerResourcesRequests.fromString(lt.resources.requests.memory) },
+            limits: { cpu: TestRunSpecRunnerResourcesLimits.fromString(lt.resources.limits.cpu), memory: TestRunSpecRunnerResourcesLimits.fromString(lt.resources.limits.memory) },
           },
           env: remoteWrite
             ? [
@@ -89,7 +95,7 @@ export class MarketIndexerLoadTest extends Construct {
         },
         initializer: { image: lt.image, metadata: { labels: podLabels }, securityContext: pod, containerSecurityContext: container },
         starter: { metadata: { labels: podLabels }, securityContext: pod, containerSecurityContext: container },
-      } as never,
+      },
     });
 
     // With the tenant's deny-all in place: the test's pods reach the API, each other's REST API

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { rulesTemplateJson, serviceFactsJson, valuesSchemaJson } from './chart';
 import { withValuesTable } from './chart-readme';
 import { marketIndexerCrdYaml } from './crd';
+import { KIT_IMPORTS, kitImports } from './kit-imports';
 import { withSettingsTable } from './configuration-doc';
 import { withPermissionsTable } from './operator-doc';
 import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
@@ -17,10 +18,12 @@ import type { RouteDeps } from '../../server/routes/table';
 import { LOAD_TEST_SCRIPTS } from '../../cdk8s/lib/values';
 import { K6_CHART_DIR } from '../../cdk8s/lib/load-test';
 
+export const ROOT = path.resolve(__dirname, '../..');
+
 let bundles: Record<string, string> | undefined;
 const bundle = (file: string) => (bundles ??= bundleK6Sync())[file]!;
-
-export const ROOT = path.resolve(__dirname, '../..');
+let imports: Record<string, string> | undefined;
+const imported = (file: string) => (imports ??= kitImports(ROOT))[file]!;
 
 export interface GeneratedFile {
   /** Relative to the repository root. */
@@ -111,6 +114,8 @@ export const GENERATED_FILES: GeneratedFile[] = [
       content: () => dashboardJson(d),
     })),
   ),
+  // The kit's typed kinds: `cdk8s import` of the CRDs, third-party ones trimmed to what the kit renders (D-207); `npm run kit:import` writes only these.
+  ...KIT_IMPORTS.map((imp) => ({ path: imp.output, source: imp.source, content: () => imported(imp.output) })),
   // The k6 scripts, bundled, inside the chart (its load-test ConfigMap; the kit reads the same
   // files): the shared module (helpers and tweetnacl) once, each script importing it (D-206).
   ...[K6_SHARED, ...LOAD_TEST_SCRIPTS].map((name) => ({
