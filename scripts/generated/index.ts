@@ -31,6 +31,11 @@ export interface GeneratedFile {
   /** What the file must hold, computed from its source of truth. */
   content: () => string;
   source: string;
+  /**
+   * Set when only this part of the file is generated and the rest is written by hand: such a
+   * file is not marked generated in .gitattributes (every other one is).
+   */
+  part?: string;
 }
 
 const read = (p: string) => readFileSync(path.join(ROOT, p), 'utf8');
@@ -43,11 +48,13 @@ export const GENERATED_FILES: GeneratedFile[] = [
   {
     path: 'docs/configuration.md',
     source: 'core/config/settings.ts',
+    part: 'the settings table',
     content: () => withSettingsTable(read('docs/configuration.md')),
   },
   {
     path: 'docs/operator.md',
     source: 'cdk8s/lib/operator-permissions.ts',
+    part: 'the permissions table',
     content: () => withPermissionsTable(read('docs/operator.md')),
   },
   {
@@ -58,6 +65,7 @@ export const GENERATED_FILES: GeneratedFile[] = [
   // The chart's parameters table, from values.yaml's `# --` comments (helm-docs' convention), which must begin with the schema's descriptions.
   {
     path: 'charts/market-indexer/README.md',
+    part: 'the parameters table',
     source: "charts/market-indexer/values.yaml (its `# --` comments), cdk8s/lib/values.ts (the descriptions they begin with)",
     content: () => withValuesTable(read('charts/market-indexer/README.md'), read('charts/market-indexer/values.yaml')),
   },
@@ -94,11 +102,13 @@ export const GENERATED_FILES: GeneratedFile[] = [
   // The deprecated alias operations of the OpenAPI documents (D-168), from the alias list and the route tables.
   {
     path: 'api-reference/openapi.yaml',
+    part: 'the deprecated alias operations',
     source: 'server/http/aliases.ts, server/routes (the route table), the canonical operations',
     content: () => withAliasOperations(read('api-reference/openapi.yaml'), v1Presentation),
   },
   {
     path: 'api-reference/openapi-legacy.yaml',
+    part: 'the deprecated alias operations and the v1 operations it serves too',
     source: 'server/http/aliases.ts, server/routes/legacy (its route table), the canonical operations; the v1 operations it serves too from openapi.yaml (D-177)',
     content: () =>
       withAliasOperations(

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -15,6 +16,33 @@ describe('files generated from the catalogs in code', () => {
     const generated = GENERATED_FILES.map((f) => f.path).filter((p) => p.startsWith('cdk8s/imports/'));
     expect(generated.sort()).toEqual(KIT_IMPORTS.map((i) => i.output).sort());
     expect(generated.length).toBe(3);
+  });
+
+  // git's own reading of .gitattributes, for the files of this checkout.
+  const attributes = (paths: string[], attr: string) =>
+    new Map(
+      execFileSync('git', ['check-attr', attr, '--', ...paths], { cwd: ROOT, encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .map((line) => /^(.*): [\w-]+: (\S+)$/.exec(line)!.slice(1, 3) as [string, string]),
+    );
+
+  it('.gitattributes marks every file generated whole as generated, and nothing else', () => {
+    const whole = GENERATED_FILES.filter((f) => !f.part).map((f) => f.path);
+    const partly = GENERATED_FILES.filter((f) => f.part).map((f) => f.path);
+    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+    const generated = attributes([...new Set([...tracked, ...whole])], 'linguist-generated');
+    expect(whole.filter((p) => generated.get(p) !== 'true')).toEqual([]);
+    expect([...generated].filter(([p, v]) => v !== 'unspecified' && !whole.includes(p)).map(([p]) => p)).toEqual([]);
+    expect(partly.length).toBeGreaterThan(0);
+    for (const p of partly) expect(generated.get(p)).toBe('unspecified');
+  });
+
+  it('.gitattributes keeps the bulk out of text diffs: the k6 bundles and the cdk8s imports', () => {
+    const bulk = GENERATED_FILES.map((f) => f.path).filter((p) => p.startsWith('cdk8s/imports/') || p.startsWith('charts/market-indexer/files/k6/'));
+    expect(bulk.length).toBeGreaterThan(5);
+    const diff = attributes(bulk, 'diff');
+    expect(bulk.filter((p) => diff.get(p) !== 'unset')).toEqual([]);
   });
 });
 
