@@ -1,10 +1,18 @@
-// `npm run generate`: rewrites every file derived from a catalog in code (scripts/generated).
+// `npm run generate [path prefix...]`: rewrites every file derived from a catalog in code
+// (scripts/generated), or only those under the prefixes given (`npm run kit:import` is
+// `generate cdk8s/imports/`).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GENERATED_FILES, ROOT } from './generated';
 
+const only = process.argv.slice(2);
+const files = GENERATED_FILES.filter((f) => only.length === 0 || only.some((prefix) => f.path.startsWith(prefix)));
+if (files.length === 0) {
+  process.stderr.write(`no generated file under ${only.join(', ')}\n`);
+  process.exit(2);
+}
 let changed = 0;
-for (const file of GENERATED_FILES) {
+for (const file of files) {
   const target = path.join(ROOT, file.path);
   const next = file.content();
   let current: string | undefined;

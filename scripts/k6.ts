@@ -1,12 +1,13 @@
 // `npm run k6 -- <script> [--profile <name>] [k6 run flags...]`: builds loadtest/k6 into dist/k6
 // and runs `k6 run` on the script with its environment (docs/load-testing.md).
-// `npm run k6 -- build` only builds. K6_BUILD_DIR puts the bundles elsewhere than dist/k6.
+// `npm run k6 -- build` only builds (the scripts and lib.js, the module they import from beside
+// them). K6_BUILD_DIR puts the bundles elsewhere than dist/k6.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { LOAD_TEST_PROFILES as PROFILES } from '../cdk8s/lib/values';
 import { SETTINGS } from '../core/config/settings';
-import { buildK6, DEFAULT_OUT, k6Scripts } from '../loadtest/k6-build';
+import { buildK6, DEFAULT_OUT, K6_SHARED, k6Scripts } from '../loadtest/k6-build';
 import { K6_LABELS, K6_TREND_STATS } from '../observability/grafana/k6';
 
 /** The environment a script reads (loadtest/k6/lib/env.ts and the scripts' own knobs). */
@@ -84,9 +85,11 @@ async function main(): Promise<number> {
     );
     return 2;
   }
-  const bundles = await buildK6(process.env.K6_BUILD_DIR || DEFAULT_OUT);
+  const outDir = process.env.K6_BUILD_DIR || DEFAULT_OUT;
+  const bundles = await buildK6(outDir);
   if (parsed.script === 'build') {
-    process.stdout.write(`built ${Object.values(bundles).map((b) => path.relative(process.cwd(), b)).join(', ')}\n`);
+    const rel = (f: string) => path.relative(process.cwd(), f);
+    process.stdout.write(`built ${Object.values(bundles).map(rel).join(', ')} and the module they share, ${rel(path.join(outDir, `${K6_SHARED}.js`))}\n`);
     return 0;
   }
   const run = k6Run(parsed.script, bundles[parsed.script]!, parsed, process.env);

@@ -121,11 +121,6 @@ export interface PrometheusRuleSpecGroups {
   readonly name: string;
 
   /**
-   * @schema PrometheusRuleSpecGroups#interval
-   */
-  readonly interval?: string;
-
-  /**
    * @schema PrometheusRuleSpecGroups#rules
    */
   readonly rules?: PrometheusRuleSpecGroupsRules[];
@@ -139,7 +134,6 @@ export function toJson_PrometheusRuleSpecGroups(obj: PrometheusRuleSpecGroups | 
   if (obj === undefined) { return undefined; }
   const result = {
     'name': obj.name,
-    'interval': obj.interval,
     'rules': obj.rules?.map(y => toJson_PrometheusRuleSpecGroupsRules(y)),
   };
   // filter undefined values
@@ -293,23 +287,11 @@ export function toJson_ServiceMonitorProps(obj: ServiceMonitorProps | undefined)
  */
 export interface ServiceMonitorSpec {
   /**
-   * Label of the Service whose value becomes the job label.
-   *
-   * @schema ServiceMonitorSpec#jobLabel
-   */
-  readonly jobLabel?: string;
-
-  /**
    * Label selector of the Services to scrape.
    *
    * @schema ServiceMonitorSpec#selector
    */
   readonly selector: ServiceMonitorSpecSelector;
-
-  /**
-   * @schema ServiceMonitorSpec#namespaceSelector
-   */
-  readonly namespaceSelector?: ServiceMonitorSpecNamespaceSelector;
 
   /**
    * @schema ServiceMonitorSpec#endpoints
@@ -324,9 +306,7 @@ export interface ServiceMonitorSpec {
 export function toJson_ServiceMonitorSpec(obj: ServiceMonitorSpec | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
-    'jobLabel': obj.jobLabel,
     'selector': toJson_ServiceMonitorSpecSelector(obj.selector),
-    'namespaceSelector': toJson_ServiceMonitorSpecNamespaceSelector(obj.namespaceSelector),
     'endpoints': obj.endpoints?.map(y => toJson_ServiceMonitorSpecEndpoints(y)),
   };
   // filter undefined values
@@ -344,11 +324,6 @@ export interface ServiceMonitorSpecSelector {
    * @schema ServiceMonitorSpecSelector#matchLabels
    */
   readonly matchLabels?: { [key: string]: string };
-
-  /**
-   * @schema ServiceMonitorSpecSelector#matchExpressions
-   */
-  readonly matchExpressions?: ServiceMonitorSpecSelectorMatchExpressions[];
 }
 
 /**
@@ -359,37 +334,6 @@ export function toJson_ServiceMonitorSpecSelector(obj: ServiceMonitorSpecSelecto
   if (obj === undefined) { return undefined; }
   const result = {
     'matchLabels': ((obj.matchLabels) === undefined) ? undefined : (Object.entries(obj.matchLabels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
-    'matchExpressions': obj.matchExpressions?.map(y => toJson_ServiceMonitorSpecSelectorMatchExpressions(y)),
-  };
-  // filter undefined values
-  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
-}
-/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
-
-/**
- * @schema ServiceMonitorSpecNamespaceSelector
- */
-export interface ServiceMonitorSpecNamespaceSelector {
-  /**
-   * @schema ServiceMonitorSpecNamespaceSelector#any
-   */
-  readonly any?: boolean;
-
-  /**
-   * @schema ServiceMonitorSpecNamespaceSelector#matchNames
-   */
-  readonly matchNames?: string[];
-}
-
-/**
- * Converts an object of type 'ServiceMonitorSpecNamespaceSelector' to JSON representation.
- */
-/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
-export function toJson_ServiceMonitorSpecNamespaceSelector(obj: ServiceMonitorSpecNamespaceSelector | undefined): Record<string, any> | undefined {
-  if (obj === undefined) { return undefined; }
-  const result = {
-    'any': obj.any,
-    'matchNames': obj.matchNames?.map(y => y),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -415,19 +359,9 @@ export interface ServiceMonitorSpecEndpoints {
   readonly path?: string;
 
   /**
-   * @schema ServiceMonitorSpecEndpoints#scheme
-   */
-  readonly scheme?: ServiceMonitorSpecEndpointsScheme;
-
-  /**
    * @schema ServiceMonitorSpecEndpoints#interval
    */
   readonly interval?: string;
-
-  /**
-   * @schema ServiceMonitorSpecEndpoints#scrapeTimeout
-   */
-  readonly scrapeTimeout?: string;
 
   /**
    * @schema ServiceMonitorSpecEndpoints#honorLabels
@@ -449,9 +383,7 @@ export function toJson_ServiceMonitorSpecEndpoints(obj: ServiceMonitorSpecEndpoi
   const result = {
     'port': obj.port,
     'path': obj.path,
-    'scheme': obj.scheme,
     'interval': obj.interval,
-    'scrapeTimeout': obj.scrapeTimeout,
     'honorLabels': obj.honorLabels,
     'relabelings': obj.relabelings?.map(y => toJson_ServiceMonitorSpecEndpointsRelabelings(y)),
   };
@@ -459,52 +391,6 @@ export function toJson_ServiceMonitorSpecEndpoints(obj: ServiceMonitorSpecEndpoi
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
 }
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
-
-/**
- * @schema ServiceMonitorSpecSelectorMatchExpressions
- */
-export interface ServiceMonitorSpecSelectorMatchExpressions {
-  /**
-   * @schema ServiceMonitorSpecSelectorMatchExpressions#key
-   */
-  readonly key: string;
-
-  /**
-   * @schema ServiceMonitorSpecSelectorMatchExpressions#operator
-   */
-  readonly operator: string;
-
-  /**
-   * @schema ServiceMonitorSpecSelectorMatchExpressions#values
-   */
-  readonly values?: string[];
-}
-
-/**
- * Converts an object of type 'ServiceMonitorSpecSelectorMatchExpressions' to JSON representation.
- */
-/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
-export function toJson_ServiceMonitorSpecSelectorMatchExpressions(obj: ServiceMonitorSpecSelectorMatchExpressions | undefined): Record<string, any> | undefined {
-  if (obj === undefined) { return undefined; }
-  const result = {
-    'key': obj.key,
-    'operator': obj.operator,
-    'values': obj.values?.map(y => y),
-  };
-  // filter undefined values
-  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
-}
-/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
-
-/**
- * @schema ServiceMonitorSpecEndpointsScheme
- */
-export enum ServiceMonitorSpecEndpointsScheme {
-  /** http */
-  HTTP = "http",
-  /** https */
-  HTTPS = "https",
-}
 
 /**
  * @schema ServiceMonitorSpecEndpointsRelabelings
@@ -524,21 +410,6 @@ export interface ServiceMonitorSpecEndpointsRelabelings {
    * @schema ServiceMonitorSpecEndpointsRelabelings#targetLabel
    */
   readonly targetLabel?: string;
-
-  /**
-   * @schema ServiceMonitorSpecEndpointsRelabelings#sourceLabels
-   */
-  readonly sourceLabels?: string[];
-
-  /**
-   * @schema ServiceMonitorSpecEndpointsRelabelings#regex
-   */
-  readonly regex?: string;
-
-  /**
-   * @schema ServiceMonitorSpecEndpointsRelabelings#separator
-   */
-  readonly separator?: string;
 }
 
 /**
@@ -551,9 +422,6 @@ export function toJson_ServiceMonitorSpecEndpointsRelabelings(obj: ServiceMonito
     'action': obj.action,
     'replacement': obj.replacement,
     'targetLabel': obj.targetLabel,
-    'sourceLabels': obj.sourceLabels?.map(y => y),
-    'regex': obj.regex,
-    'separator': obj.separator,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

@@ -1,7 +1,7 @@
 import type { ApiObjectMetadata } from 'cdk8s';
 import { commonLabels, namespaceOf, type Component, type LabelContext } from './names';
 import { PLATFORM_DEFAULTS } from './defaults';
-import type { TenantValues } from './values';
+import type { PlatformValues, TenantValues } from './values';
 
 /** What every part of a tenant is built from: its resolved values and where they go. */
 export interface TenantContext {
@@ -47,3 +47,13 @@ export function metadataOf(ctx: TenantContext, name: string, component?: Compone
 }
 
 export const imageOf = (ctx: TenantContext) => `${ctx.values.image.repository}:${ctx.values.image.tag}`;
+
+/** What an environment's platform part (operator, dashboards, load test) is built from. */
+export interface PlatformContext {
+  environment: string;
+  values: PlatformValues;
+  /** `app.kubernetes.io/instance`: the Helm release name, `market-indexer` for the cdk8s app. */
+  instance: string;
+  version: string;
+  managedBy: string;
+}

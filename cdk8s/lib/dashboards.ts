@@ -1,8 +1,8 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
-import { APP_NAME } from './names';
-import { platformLabels, type PlatformContext } from './platform';
+import { APP_NAME, platformLabels } from './names';
+import type { PlatformContext } from './context';
 
 /** The ConfigMap of one dashboard. */
 export const dashboardConfigMapName = (slug: string) => `${APP_NAME}-dashboard-${slug}`;

@@ -1,14 +1,20 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { K6_LABELS, K6_TREND_STATS } from '../../observability/grafana/k6';
-import { TestRun } from '../imports/k6.io';
+import {
+  TestRun,
+  TestRunSpecRunnerResourcesLimits,
+  TestRunSpecRunnerResourcesRequests,
+  type TestRunSpecRunnerContainerSecurityContext,
+  type TestRunSpecRunnerSecurityContext,
+} from '../imports/k6.io';
 import { API_SERVICE_PORT, HTTP_PORT_NAME } from './api';
-import { APP_NAME, NAMES, namespaceOf, selectorLabels, TENANT_LABEL } from './names';
-import { platformLabels, type PlatformContext } from './platform';
+import { APP_NAME, NAMES, namespaceOf, platformLabels, selectorLabels, TENANT_LABEL } from './names';
+import type { PlatformContext } from './context';
 
-/** Where the bundled k6 scripts live, relative to the repository root (generated: npm run generate). */
+/** Where the bundled k6 scripts and their shared module live, relative to the repository root (generated: npm run generate). */
 export const K6_CHART_DIR = 'charts/market-indexer/files/k6';
 export const LOAD_TEST_NAME = `${APP_NAME}-load-test`;
 export const K6_SCRIPTS_CONFIGMAP = `${APP_NAME}-k6-scripts`;
@@ -21,9 +27,16 @@ export const K6_UID = 12345;
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** The bundles the chart carries, by script (read at synth time). */
+/**
+ * Every file the chart carries in files/k6/, by name (read at synth time), as its template's
+ * `Files.Glob "files/k6/*.js"` does: the scripts and the shared module they import.
+ */
 export function k6Bundles(scripts: readonly string[]): Record<string, string> {
-  return Object.fromEntries(scripts.map((s) => [`${s}.js`, readFileSync(path.join(ROOT, K6_CHART_DIR, `${s}.js`), 'utf8')]));
+  const dir = path.join(ROOT, K6_CHART_DIR);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.js')).sort();
+  const missing = scripts.filter((s) => !files.includes(`${s}.js`));
+  if (missing.length) throw new Error(`${K6_CHART_DIR} lacks ${missing.map((s) => `${s}.js`).join(', ')}: run npm run generate`);
+  return Object.fromEntries(files.map((f) => [f, readFileSync(path.join(dir, f), 'utf8')]));
 }
 
 /**
@@ -55,9 +68,9 @@ export class MarketIndexerLoadTest extends Construct {
     ];
     const remoteWrite = lt.prometheusRemoteWriteUrl !== '';
     const args = [...vars.map(([k, v]) => `-e ${k}=${v}`), `--tag ${K6_LABELS.testid}=${testId}`, ...(remoteWrite ? ['-o experimental-prometheus-rw'] : [])];
-    const pod = { runAsNonRoot: true, runAsUser: K6_UID, runAsGroup: K6_UID, seccompProfile: { type: 'RuntimeDefault' } };
+    const pod: TestRunSpecRunnerSecurityContext = { runAsNonRoot: true, runAsUser: K6_UID, runAsGroup: K6_UID, seccompProfile: { type: 'RuntimeDefault' } };
     // Not read-only: the initializer writes the script's archive under /tmp.
-    const container = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+    const container: TestRunSpecRunnerContainerSecurityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
     new TestRun(this, 'test-run', {
       metadata: meta(LOAD_TEST_NAME),
       spec: {
@@ -70,8 +83,8 @@ export class MarketIndexerLoadTest extends Construct {
           securityContext: pod,
           containerSecurityContext: container,
           resources: {
-            requests: { cpu: k8s.Quantity.fromString(lt.resources.requests.cpu), memory: k8s.Quantity.fromString(lt.resources.requests.memory) },
-            limits: { cpu: k8s.Quantity.fromString(lt.resources.limits.cpu), memory: k8s.Quantity.fromString(lt.resources.limits.memory) },
+            requests: { cpu: TestRunSpecRunnerResourcesRequests.fromString(lt.resources.requests.cpu), memory: TestRunSpecRunnerResourcesRequests.fromString(lt.resources.requests.memory) },
+            limits: { cpu: TestRunSpecRunnerResourcesLimits.fromString(lt.resources.limits.cpu), memory: TestRunSpecRunnerResourcesLimits.fromString(lt.resources.limits.memory) },
           },
           env: remoteWrite
             ? [
@@ -82,7 +95,7 @@ export class MarketIndexerLoadTest extends Construct {
         },
         initializer: { image: lt.image, metadata: { labels: podLabels }, securityContext: pod, containerSecurityContext: container },
         starter: { metadata: { labels: podLabels }, securityContext: pod, containerSecurityContext: container },
-      } as never,
+      },
     });
 
     // With the tenant's deny-all in place: the test's pods reach the API, each other's REST API

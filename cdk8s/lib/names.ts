@@ -1,27 +1,13 @@
+import { APP_NAME, ENVIRONMENT_LABEL, TENANT_LABEL } from '../../core/names';
+
 /**
- * Names and labels of a tenant's objects. Object names are fixed inside the tenant's own
- * namespace; the Helm chart's `_helpers.tpl` builds the same ones.
+ * Labels of a tenant's and an environment's objects; the names themselves are the catalog's
+ * (core/names.ts), which the dashboards' rules and the operator read too. The Helm chart's
+ * `_helpers.tpl` builds the same labels.
  */
-export const APP_NAME = 'market-indexer';
-export const LABEL_PREFIX = 'marketindexer.dev';
-export const TENANT_LABEL = `${LABEL_PREFIX}/tenant`;
-export const ENVIRONMENT_LABEL = `${LABEL_PREFIX}/environment`;
+export { APP_NAME, ENVIRONMENT_LABEL, LABEL_PREFIX, NAMES, namespaceOf, TENANT_LABEL } from '../../core/names';
 
 export type Component = 'api' | 'indexer' | 'chain' | 'postgres' | 'redis';
-
-/** The tenant's namespace: prefixed, so a tenant called `default` or `kube-system` cannot land in those. */
-export const namespaceOf = (tenant: string) => `mi-${tenant}`;
-
-export const NAMES = {
-  serviceAccount: APP_NAME,
-  api: `${APP_NAME}-api`,
-  indexer: `${APP_NAME}-indexer`,
-  chain: `${APP_NAME}-chain`,
-  postgres: 'postgres',
-  redis: 'redis',
-  devStoresSecret: `${APP_NAME}-dev-stores`,
-  rules: APP_NAME,
-} as const;
 
 export interface LabelContext {
   /** Absent on the environment's cluster-level objects, which serve every tenant. */
@@ -54,4 +40,13 @@ export function commonLabels(ctx: LabelContext, component?: string): Record<stri
     ...(ctx.tenant ? { [TENANT_LABEL]: ctx.tenant } : {}),
     [ENVIRONMENT_LABEL]: ctx.environment,
   };
+}
+
+/** What an environment's cluster-level objects are labelled from (no tenant: they serve all tenants). */
+export type PlatformLabelContext = Omit<LabelContext, 'tenant'>;
+
+/** Labels of the environment's cluster-level objects (no tenant label: they serve all tenants). */
+export function platformLabels(ctx: PlatformLabelContext, component?: string): Record<string, string> {
+  const { environment, instance, version, managedBy } = ctx;
+  return commonLabels({ environment, instance, version, managedBy }, component);
 }

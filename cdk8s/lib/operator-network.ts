@@ -2,9 +2,9 @@ import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS } from '../../core/constants';
 import { HTTP_PORT_NAME } from './api';
-import { ENVIRONMENT_LABEL } from './names';
+import type { PlatformContext } from './context';
+import { ENVIRONMENT_LABEL, platformLabels } from './names';
 import { OPERATOR_NAME } from './operator-permissions';
-import { platformLabels, type PlatformContext } from './platform';
 import type { TenantValues } from './values';
 
 /** The label the operator's tenant namespaces carry (the kit's managed-by label, operator/informers.ts). */

@@ -9,7 +9,8 @@ import { CHECKSUM_ANNOTATION, HTTP_PORT_NAME } from './api';
 import { marketIndexerCrd } from './crd';
 import { ServiceMonitor } from '../imports/monitoring.coreos.com';
 import { containerSecurity, httpProbe, podDefaults, resourcesOf, tmpMount, tmpVolume, topologySpread } from './pod';
-import { platformLabels, type PlatformContext } from './platform';
+import type { PlatformContext } from './context';
+import { platformLabels } from './names';
 import { checksumOf, goJson } from './settings-env';
 import type { TenantValues } from './values';
 

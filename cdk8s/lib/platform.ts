@@ -1,27 +1,13 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { catalogProblems, manifestsUnder } from './catalog-check';
-import { commonLabels } from './names';
+import type { PlatformContext } from './context';
+import { platformLabels } from './names';
 import { MarketIndexerDashboards } from './dashboards';
 import { MarketIndexerLoadTest } from './load-test';
 import { MarketIndexerOperator } from './operator';
 import { LOAD_TEST_SCRIPTS } from './values';
-import type { PlatformValues, TenantValues } from './values';
-
-export interface PlatformContext {
-  environment: string;
-  values: PlatformValues;
-  /** `app.kubernetes.io/instance`: the Helm release name, `market-indexer` for the cdk8s app. */
-  instance: string;
-  version: string;
-  managedBy: string;
-}
-
-/** Labels of the environment's cluster-level objects (no tenant label: they serve all tenants). */
-export function platformLabels(ctx: PlatformContext, component?: string): Record<string, string> {
-  const { environment, instance, version, managedBy } = ctx;
-  return commonLabels({ environment, instance, version, managedBy }, component);
-}
+import type { TenantValues } from './values';
 
 /**
  * What an environment runs once for all its tenants, in its own namespace: the operator and

@@ -1,9 +1,6 @@
 import { Counter, Trend } from 'k6/metrics';
 import type { Options } from 'k6/options';
-import { call } from './lib/api';
-import { expectThat } from './lib/checks';
-import { intEnv, target } from './lib/env';
-import { connect, delay, settled, type ServerMessage } from './lib/ws';
+import { call, connect, delay, expectThat, intEnv, type ServerMessage, settled, target } from './lib.js';
 
 /**
  * The healthy side of the /ws fan-out under load: SUBSCRIBERS connections (one per VU) on the

@@ -1,11 +1,7 @@
 import { group } from 'k6';
 import type { Options } from 'k6/options';
 import type { RefinedResponse, ResponseType } from 'k6/http';
-import { call, chainId, configuredLimits, errorCode, fill, type ConfiguredLimits } from './lib/api';
-import { H, expectThat, num } from './lib/checks';
-import { target } from './lib/env';
-import { AUTH_WINDOW, type RouteTemplate, type Tier } from './lib/generated';
-import { authHeaders, httpAction, wallet, type Wallet } from './lib/wallet';
+import { AUTH_WINDOW, authHeaders, call, chainId, configuredLimits, type ConfiguredLimits, errorCode, expectThat, fill, H, httpAction, num, type RouteTemplate, target, type Tier, wallet, type Wallet } from './lib.js';
 
 /**
  * Spec part 8 rate limits and part 5 signed requests, against one running tenant:

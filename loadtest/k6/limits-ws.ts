@@ -1,11 +1,6 @@
 import http from 'k6/http';
 import type { Options } from 'k6/options';
-import { chainId, configuredLimits, errorCode, type ConfiguredLimits } from './lib/api';
-import { H, expectThat, num } from './lib/checks';
-import { target } from './lib/env';
-import { AUTH_WINDOW, WS_CLOSE, WS_ERRORS, WS_LIMITS, WS_PATH } from './lib/generated';
-import { wallet } from './lib/wallet';
-import { connect, delay, settled, type Conn, type ServerMessage } from './lib/ws';
+import { AUTH_WINDOW, chainId, configuredLimits, type ConfiguredLimits, type Conn, connect, delay, errorCode, expectThat, H, num, type ServerMessage, settled, target, wallet, WS_CLOSE, WS_ERRORS, WS_LIMITS, WS_PATH } from './lib.js';
 
 /**
  * The /ws limits of spec 8 and the subscription rules of 6.1, against one running tenant:

@@ -1,10 +1,7 @@
 import { check, sleep } from 'k6';
 import http from 'k6/http';
 import type { Options, Scenario } from 'k6/options';
-import { call, chainId, fill, type Params } from './lib/api';
-import { intEnv, target } from './lib/env';
-import { PROFILES as PROFILE_NAMES, type Profile, type RouteTemplate } from './lib/generated';
-import { authHeaders, httpAction, wallet, type Wallet } from './lib/wallet';
+import { authHeaders, call, chainId, fill, httpAction, intEnv, type Params, type Profile, PROFILES as PROFILE_NAMES, type RouteTemplate, target, wallet, type Wallet } from './lib.js';
 
 /**
  * Mixed REST traffic in one of five profiles (PROFILE=smoke|load|stress|soak|spike; RATE scales

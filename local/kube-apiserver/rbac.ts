@@ -1,6 +1,18 @@
 import type { Json } from './fields';
-import type { RequestRecord } from './server';
 import { ApiError, type Store } from './store';
+
+/** A request as the server records it (tests attribute them by bearer token). */
+export interface RequestRecord {
+  token: string | undefined;
+  verb: 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
+  group: string;
+  resource: string;
+  namespace: string | undefined;
+  name: string | undefined;
+  status: number;
+  /** The body's media type, for requests with one. */
+  contentType?: string;
+}
 
 /**
  * RBAC authorization as kube-apiserver's RBAC authorizer does it, for identities named by bearer

@@ -5,7 +5,7 @@ import type { Json } from './fields';
 import { decodeProtobuf, PROTOBUF } from './protobuf';
 import { apiVersionOf, type ResourceType } from './resources';
 import { ApiError, parseSelector, Store, type WatchEvent } from './store';
-import type { Authorizer } from './rbac';
+import type { Authorizer, RequestRecord } from './rbac';
 
 /**
  * A protocol-faithful stand-in for kube-apiserver on loopback, for tests and for trying the
@@ -29,17 +29,7 @@ import type { Authorizer } from './rbac';
  * subresources but status.
  */
 /** One request, as RBAC sees it: who (the bearer token), which verb on which resource. */
-export interface RequestRecord {
-  token: string | undefined;
-  verb: 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
-  group: string;
-  resource: string;
-  namespace: string | undefined;
-  name: string | undefined;
-  status: number;
-  /** The body's media type, for requests with one. */
-  contentType?: string;
-}
+export type { RequestRecord } from './rbac';
 
 export interface TestApiServer {
   url: string;

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { NAMES } from '../../cdk8s/lib/names';
+import { NAMES } from '../../core/names';
 import { eq } from '../promql';
 import { plainCases, promtoolTests } from './rule-tests';
 import { asThresholds, RULE_DEFAULTS, ruleGroups, type RuleGroup } from './rules';

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { rulesTemplateJson, serviceFactsJson, valuesSchemaJson } from './chart';
 import { withValuesTable } from './chart-readme';
 import { marketIndexerCrdYaml } from './crd';
+import { KIT_IMPORTS, kitImports } from './kit-imports';
 import { withSettingsTable } from './configuration-doc';
 import { withPermissionsTable } from './operator-doc';
 import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
-import { bundleK6Sync } from '../../loadtest/k6-build';
+import { bundleK6Sync, K6_SHARED } from '../../loadtest/k6-build';
 import { withAliasOperations } from './openapi-aliases';
 import { withV1Operations } from './openapi-v1-operations';
 import { v1Presentation } from '../../server/routes';
@@ -17,10 +18,12 @@ import type { RouteDeps } from '../../server/routes/table';
 import { LOAD_TEST_SCRIPTS } from '../../cdk8s/lib/values';
 import { K6_CHART_DIR } from '../../cdk8s/lib/load-test';
 
-let bundles: Record<string, string> | undefined;
-const bundle = (script: string) => (bundles ??= bundleK6Sync())[script]!;
-
 export const ROOT = path.resolve(__dirname, '../..');
+
+let bundles: Record<string, string> | undefined;
+const bundle = (file: string) => (bundles ??= bundleK6Sync())[file]!;
+let imports: Record<string, string> | undefined;
+const imported = (file: string) => (imports ??= kitImports(ROOT))[file]!;
 
 export interface GeneratedFile {
   /** Relative to the repository root. */
@@ -28,6 +31,11 @@ export interface GeneratedFile {
   /** What the file must hold, computed from its source of truth. */
   content: () => string;
   source: string;
+  /**
+   * Set when only this part of the file is generated and the rest is written by hand: such a
+   * file is not marked generated in .gitattributes (every other one is).
+   */
+  part?: string;
 }
 
 const read = (p: string) => readFileSync(path.join(ROOT, p), 'utf8');
@@ -40,11 +48,13 @@ export const GENERATED_FILES: GeneratedFile[] = [
   {
     path: 'docs/configuration.md',
     source: 'core/config/settings.ts',
+    part: 'the settings table',
     content: () => withSettingsTable(read('docs/configuration.md')),
   },
   {
     path: 'docs/operator.md',
     source: 'cdk8s/lib/operator-permissions.ts',
+    part: 'the permissions table',
     content: () => withPermissionsTable(read('docs/operator.md')),
   },
   {
@@ -55,6 +65,7 @@ export const GENERATED_FILES: GeneratedFile[] = [
   // The chart's parameters table, from values.yaml's `# --` comments (helm-docs' convention), which must begin with the schema's descriptions.
   {
     path: 'charts/market-indexer/README.md',
+    part: 'the parameters table',
     source: "charts/market-indexer/values.yaml (its `# --` comments), cdk8s/lib/values.ts (the descriptions they begin with)",
     content: () => withValuesTable(read('charts/market-indexer/README.md'), read('charts/market-indexer/values.yaml')),
   },
@@ -91,11 +102,13 @@ export const GENERATED_FILES: GeneratedFile[] = [
   // The deprecated alias operations of the OpenAPI documents (D-168), from the alias list and the route tables.
   {
     path: 'api-reference/openapi.yaml',
+    part: 'the deprecated alias operations',
     source: 'server/http/aliases.ts, server/routes (the route table), the canonical operations',
     content: () => withAliasOperations(read('api-reference/openapi.yaml'), v1Presentation),
   },
   {
     path: 'api-reference/openapi-legacy.yaml',
+    part: 'the deprecated alias operations and the v1 operations it serves too',
     source: 'server/http/aliases.ts, server/routes/legacy (its route table), the canonical operations; the v1 operations it serves too from openapi.yaml (D-177)',
     content: () =>
       withAliasOperations(
@@ -111,10 +124,13 @@ export const GENERATED_FILES: GeneratedFile[] = [
       content: () => dashboardJson(d),
     })),
   ),
-  // The k6 scripts, bundled, inside the chart (its load-test ConfigMap; the kit reads the same files).
-  ...LOAD_TEST_SCRIPTS.map((script) => ({
-    path: `${K6_CHART_DIR}/${script}.js`,
-    source: `loadtest/k6/${script}.ts`,
-    content: () => bundle(script),
+  // The kit's typed kinds: `cdk8s import` of the CRDs, third-party ones trimmed to what the kit renders (D-207); `npm run kit:import` writes only these.
+  ...KIT_IMPORTS.map((imp) => ({ path: imp.output, source: imp.source, content: () => imported(imp.output) })),
+  // The k6 scripts, bundled, inside the chart (its load-test ConfigMap; the kit reads the same
+  // files): the shared module (helpers and tweetnacl) once, each script importing it (D-206).
+  ...[K6_SHARED, ...LOAD_TEST_SCRIPTS].map((name) => ({
+    path: `${K6_CHART_DIR}/${name}.js`,
+    source: name === K6_SHARED ? 'loadtest/k6/lib.ts, loadtest/k6/lib/, tweetnacl' : `loadtest/k6/${name}.ts`,
+    content: () => bundle(`${name}.js`),
   })),
 ];

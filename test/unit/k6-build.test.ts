@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { LOAD_TEST_SCRIPTS } from '../../cdk8s/lib/values';
-import { buildK6, catalogModule, ROOT, typecheckK6 } from '../../loadtest/k6-build';
+import { assertSharedOnce, buildK6, catalogModule, K6_SHARED, ROOT, typecheckK6 } from '../../loadtest/k6-build';
 
 describe('k6 scripts build (loadtest/k6)', () => {
   let out: string;
@@ -14,19 +14,36 @@ describe('k6 scripts build (loadtest/k6)', () => {
   }, 60_000);
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it('type-checks and bundles every script into plain k6 JavaScript importing only k6 modules', () => {
+  it('type-checks and bundles every script into plain k6 JavaScript importing k6 modules and the shared module only', () => {
     // The kit's list of scripts (platform.loadTest.script) is the directory's.
     expect(Object.keys(bundles).sort()).toEqual([...LOAD_TEST_SCRIPTS]);
+    const importsOf = (js: string) => [...js.matchAll(/^import (.*) from "([^"]+)";$/gm)].map((m) => ({ names: m[1]!, from: m[2]! }));
+    const shared = readFileSync(path.join(out, `${K6_SHARED}.js`), 'utf8');
+    for (const i of importsOf(shared)) expect(i.from).toMatch(/^k6(\/[a-z]+)?$/);
+    const exported = new Set(/^export \{([^}]*)\};$/m.exec(shared)![1]!.split(',').map((n) => n.trim()).filter(Boolean));
+    // tweetnacl and every helper, once, in the shared module.
+    expect(shared).toContain('crypto_sign');
+    expect(shared).not.toMatch(/\brequire\("(node:)?(crypto|fs|http)"\)/);
+    for (const name of ['call', 'wallet', 'connect', 'ROUTES']) expect(exported).toContain(name);
     for (const file of Object.values(bundles)) {
       const js = readFileSync(file, 'utf8');
-      const imports = [...js.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
+      const imports = importsOf(js);
       expect(imports.length).toBeGreaterThan(0);
-      for (const spec of imports) expect(spec).toMatch(/^k6(\/[a-z]+)?$/);
-      expect(js).not.toMatch(/\brequire\("(node:)?(crypto|fs|http)"\)/);
+      for (const i of imports) expect(i.from).toMatch(/^(k6(\/[a-z]+)?|\.\/lib\.js)$/);
+      // What a script takes from the shared module, the shared module has (k6 fails the import otherwise).
+      for (const i of imports.filter((x) => x.from === './lib.js')) {
+        for (const n of /^\{(.*)\}$/.exec(i.names)![1]!.split(',')) expect(exported).toContain(n.trim().split(/\s+as\s+/)[0]);
+      }
+      // No helper and no tweetnacl copied into a script.
+      expect(js).not.toMatch(/^\/\/ (loadtest\/k6\/lib\/|node_modules\/)/m);
+      expect(js).not.toContain('crypto_sign');
       expect(js).toMatch(/^export \{/m);
     }
-    // Signing scripts carry tweetnacl inside.
-    expect(readFileSync(bundles['limits-rest']!, 'utf8')).toContain('crypto_sign');
+  });
+
+  it('refuses a script that would copy a helper in instead of importing the shared module', () => {
+    expect(() => assertSharedOnce({ 'lib.js': '// loadtest/k6/lib/api.ts\n', 'x.js': '// loadtest/k6/x.ts\n// loadtest/k6/lib/api.ts\nvar a = 1;\n' })).toThrow(/x\.js bundles loadtest\/k6\/lib\/api\.ts/);
+    expect(() => assertSharedOnce({ 'lib.js': '// loadtest/k6/lib/api.ts\n', 'x.js': '// loadtest/k6/x.ts\nimport { a } from "./lib.js";\n' })).not.toThrow();
   });
 
   it('derives the route catalog from every /api/v1 path of the OpenAPI description', () => {

@@ -315,8 +315,9 @@ describe('cdk8s kit: load test (platform.loadTest)', () => {
     }
     expect(schemaProblems(run)).toEqual([]);
     const scripts = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'market-indexer-k6-scripts') as Manifest & { data: Record<string, string> };
-    expect(Object.keys(scripts.data).sort()).toEqual(LOAD_TEST_SCRIPTS.map((x) => `${x}.js`));
-    for (const x of LOAD_TEST_SCRIPTS) expect(scripts.data[`${x}.js`]).toBe(readFileSync(path.join(ROOT, 'charts/market-indexer/files/k6', `${x}.js`), 'utf8'));
+    // Every script and the shared module they import (lib.js), as the chart carries them.
+    expect(Object.keys(scripts.data).sort()).toEqual(['lib', ...LOAD_TEST_SCRIPTS].map((x) => `${x}.js`).sort());
+    for (const f of Object.keys(scripts.data)) expect(scripts.data[f]).toBe(readFileSync(path.join(ROOT, 'charts/market-indexer/files/k6', f), 'utf8'));
     const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'market-indexer-load-test') as Manifest & { spec: any };
     expect(policy.spec.egress.at(-1)).toEqual({ to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ protocol: 'TCP', port: 9090 }] });
   });
