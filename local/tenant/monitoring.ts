@@ -144,7 +144,9 @@ export interface Server {
 
 function startServer(what: string, bin: string, args: string[], logFile: string, host: string, port: number): Server {
   const log = openSync(logFile, 'a');
-  const child = spawn(bin, args, { stdio: ['ignore', log, log] });
+  // Its own process group, like every process the harness starts: a terminal's Ctrl-C reaches
+  // the harness alone, which stops them in order.
+  const child = spawn(bin, args, { stdio: ['ignore', log, log], detached: true });
   closeSync(log);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return {

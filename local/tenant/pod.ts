@@ -73,7 +73,8 @@ export function createPod(opts: PodOptions) {
   function spawnProcess(c: Container): { child: ChildProcess; exited: Promise<number | null> } {
     const l = opts.launch(c);
     const log = openSync(path.join(opts.logDir, `${name}_${c.name}.log`), 'a');
-    const child = spawn(l.file, l.args, { cwd: opts.cwd, env: l.env, stdio: ['ignore', log, log] });
+    // Its own process group: a terminal's Ctrl-C reaches the harness, which stops pods as a kubelet does.
+    const child = spawn(l.file, l.args, { cwd: opts.cwd, env: l.env, stdio: ['ignore', log, log], detached: true });
     closeSync(log);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
     return { child, exited };

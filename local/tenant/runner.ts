@@ -57,6 +57,7 @@ async function startChain(opts: { programId: string; dataDir: string; port: numb
   const log = openSync(opts.logFile, 'a');
   const child = fork(path.join(ROOT, 'simulator/main.ts'), ['--data-dir', opts.dataDir, '--port', String(opts.port), ...(opts.fresh ? ['--fresh'] : [])], {
     cwd: ROOT,
+    detached: true,
     execArgv: ['--import', 'tsx'],
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PROGRAM_ID: opts.programId, API_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', log, log, 'ipc'],
@@ -86,6 +87,20 @@ export async function startTenant(opts: TenantRunOptions) {
   const stop = async () => {
     for (const s of stops.reverse()) await s();
   };
+  // The processes have process groups of their own: if the harness dies without stopping them,
+  // they go with it (as far as an exiting process can still act).
+  const owned: (() => (number | undefined)[])[] = [];
+  const orphans = () => {
+    for (const pid of owned.flatMap((f) => f())) {
+      try {
+        if (pid) process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.on('exit', orphans);
+  stops.push(() => void process.off('exit', orphans));
 
   try {
     // Pods and Services get addresses of their own, as in a cluster: one block of 127/8 per run.
@@ -104,6 +119,7 @@ export async function startTenant(opts: TenantRunOptions) {
     let faults: RpcFaultProxy | undefined;
     if (!workloads.some((w) => w.name.endsWith('-chain'))) {
       const c = await startChain({ programId: programId ?? '', dataDir: path.join(runDir, 'chain'), port: opts.chainPort ?? (await freePort('127.0.0.1')), fresh: opts.fresh ?? false, logFile: path.join(logDir, 'chain.log') });
+      owned.push(() => [c.child.exitCode === null ? c.child.pid : undefined]);
       stops.push(() => new Promise<void>((r) => (c.child.exitCode !== null ? r() : (c.child.once('exit', () => r()), c.child.kill('SIGTERM')))));
       faults = await startRpcFaultProxy({ upstream: c.url, host: '127.0.0.1' });
       stops.push(() => faults!.close());
@@ -184,6 +200,7 @@ export async function startTenant(opts: TenantRunOptions) {
     });
     stops.push(() => front.close());
 
+    owned.push(() => pods.flatMap((p) => p.pids()));
     // Start the pods: Jobs to completion first, as a migration Job would gate a rollout.
     stops.push(async () => void (await Promise.all(pods.map((p) => p.stop()))));
     const jobs = pods.filter((p) => workloads.find((w) => w.name === workloadOf(p))?.kind === 'Job');
@@ -205,6 +222,7 @@ export async function startTenant(opts: TenantRunOptions) {
     stops.push(() => receiver.close());
     const amPort = opts.alertmanagerPort ?? (await freePort('127.0.0.1'));
     const alertmanager: Server = await startAlertmanager({ dir: path.join(runDir, 'alertmanager'), config: alertmanagerConfig(receiver.url), host: '127.0.0.1', port: amPort });
+    owned.push(() => [alertmanager.child.exitCode === null ? alertmanager.child.pid : undefined]);
     stops.push(() => alertmanager.stop());
     const intervals = ofKind<K8sObject & { spec: { endpoints: { interval?: string }[] } }>(objects, 'ServiceMonitor').flatMap((m) => m.spec.endpoints.map((e) => e.interval ?? '30s'));
     const evaluationInterval = intervals.sort((x, y) => parseInt(x, 10) - parseInt(y, 10))[0] ?? '30s';
@@ -216,6 +234,7 @@ export async function startTenant(opts: TenantRunOptions) {
       host: '127.0.0.1',
       port: promPort,
     });
+    owned.push(() => [prometheus.child.exitCode === null ? prometheus.child.pid : undefined]);
     stops.push(() => prometheus.stop());
 
     return {

@@ -1,4 +1,4 @@
-import type { WalletClient } from './client';
+import { WalletRequestError, type WalletClient } from './client';
 
 interface Market {
   address: string;
@@ -33,7 +33,12 @@ export async function tradingMarket(wallet: WalletClient, minSeconds = 10, ms = 
   return until(
     'a trading market',
     async () => {
-      const body = (await wallet.read('/markets/current')) as { data?: { market?: Market } };
+      // 404 while the tenant's index has no market yet (a fresh chain): wait for one.
+      const body = (await wallet.read('/markets/current').catch((err: unknown) => {
+        if (err instanceof WalletRequestError && err.status === 404) return {};
+        throw err;
+      })) as { data?: { market?: Market } };
+      if (!body.data) return undefined;
       const m = body.data?.market;
       if (!m) throw new Error('the API did not answer the v1 shape of /markets/current (the wallet speaks the v1 API)');
       return m.state === TRADING && Date.parse(m.tEnd) - Date.now() > minSeconds * 1000 ? m : undefined;
