@@ -8,6 +8,8 @@ import { parseQuantity } from '../../cdk8s/lib/quantity';
 import { CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
 import { IMAGE } from '../../core/constants';
 import { KitInputError } from '../../cdk8s/lib/resolve';
+import { tenantAclCommand } from '../../cdk8s/lib/redis-users';
+import { tenantAclUser } from '../../core/redis/acl';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { environmentArb, TRUST_REFUSALS } from '../support/kit-arbitraries';
@@ -133,6 +135,17 @@ describe('Helm chart', () => {
     }
     expect([...told].sort()).toEqual([...refs].sort());
     expect(told).toContain('mi-beta pg-beta url');
+  });
+
+  it("its notes give each tenant on an outside Redis its own user (tenantAclRules) and a REDIS_URL naming it; a dev-store tenant has its own (D-231)", async () => {
+    const notes = await helmNotes(ENVIRONMENTS.staging!);
+    const block = (t: string) => notes.split(/\n(?=Tenant )/).find((b) => b.startsWith(`Tenant ${t} `))!;
+    for (const t of ['alpha', 'beta']) {
+      expect(block(t)).toContain(`\n       ${tenantAclCommand(t, { cleartext: 'PASSWORD' })}\n`);
+      expect(block(t)).toContain(`--from-literal=REDIS_URL=redis://${tenantAclUser(t)}:PASSWORD@HOST:6379`);
+      expect(block(t)).toContain(`npm run -s redis-acl -- --tenant ${t}`);
+    }
+    expect(await helmNotes(ENVIRONMENTS.dev!)).not.toContain('ACL SETUSER');
   });
 
   it("its notes point a legacy tenant at routes it serves, and at the image's keys command", async () => {
