@@ -9,6 +9,9 @@ export default defineEnvironment({
   image: { tag: '0.1.0' },
   api: {
     autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 10 },
+    // The ingress controller's pods are on the cluster's pod network: the only proxies the API
+    // believes about a client's address and country (TRUST_PROXY, D-230).
+    ingress: { trustedProxies: ['10.24.0.0/14'] },
     resources: { requests: { cpu: '500m', memory: '384Mi' }, limits: { cpu: '1', memory: '768Mi' } },
   },
   indexer: {

@@ -1273,7 +1273,14 @@ export interface MarketIndexerSpecApiIngress {
   readonly annotations?: { [key: string]: string };
 
   /**
-   * proxies in front of the API (TRUST_PROXY) when the ingress is on
+   * the ingress controller's pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the ingress is on (D-230)
+   *
+   * @schema MarketIndexerSpecApiIngress#trustedProxies
+   */
+  readonly trustedProxies?: string[];
+
+  /**
+   * removed (D-230): a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies
    *
    * @schema MarketIndexerSpecApiIngress#trustedHops
    */
@@ -1292,6 +1299,7 @@ export function toJson_MarketIndexerSpecApiIngress(obj: MarketIndexerSpecApiIngr
     'host': obj.host,
     'tlsSecretName': obj.tlsSecretName,
     'annotations': ((obj.annotations) === undefined) ? undefined : (Object.entries(obj.annotations).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+    'trustedProxies': obj.trustedProxies?.map(y => y),
     'trustedHops': obj.trustedHops,
   };
   // filter undefined values

@@ -36,7 +36,8 @@ export const TENANT_DEFAULTS: TenantValues = {
         'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600',
         'nginx.ingress.kubernetes.io/proxy-send-timeout': '3600',
       },
-      trustedHops: 1,
+      // Where the controller's pods are is the cluster's to say: a tenant with an ingress states it (D-230).
+      trustedProxies: [],
     },
   },
   indexer: {

@@ -138,6 +138,7 @@ export function tenantProblems(v: TenantValues): string[] {
   // Pushed transactions are queued by the process that receives them: a standby would keep them.
   if (source.type === 'webhook' && v.indexer.replicas !== 1) p.push('indexer.replicas must be 1 when source.type is webhook');
   if (api.ingress.enabled && !api.ingress.host) p.push('api.ingress.host: required when api.ingress.enabled is true');
+  p.push(...proxyProblems(v));
   // The dev stores write their Secret(s) whole: a key the kit does not write there would be missing.
   if (v.devStores.enabled) {
     const written = new Set([v.database.secretRef.name, v.redis.secretRef.name]);
@@ -175,6 +176,45 @@ export function tenantProblems(v: TenantValues): string[] {
     }
   }
   return [...p, ...quotaProblems(v)];
+}
+
+/** `TRUST_PROXY` values that name no address: a hop count, `true` (Express trusts whoever is at hop 0). */
+const NAMES_NO_ADDRESS = /^(true|false|[0-9]+)$/;
+const HOP_COUNT = /^(true|0*[1-9][0-9]*)$/;
+
+/**
+ * Whom the API believes about a client (D-230, D-192): the ingress controller's addresses, never
+ * a hop count, and a jurisdiction policy only with addresses to believe its country header from
+ * (the API refuses to start otherwise). A tenant's own `settings.TRUST_PROXY` wins over the
+ * ingress's, as every setting does, but may not be a hop count either. `String()` of a setting
+ * reads as Helm's `toString`, so the chart tests the same patterns.
+ */
+function proxyProblems(v: TenantValues): string[] {
+  const p: string[] = [];
+  const { ingress } = v.api;
+  const settings = v.settings as Record<string, string | number | boolean | undefined>;
+  const own = settings.TRUST_PROXY;
+  if (ingress.trustedHops !== undefined) {
+    p.push("api.ingress.trustedHops: removed (D-230): a hop count lets whoever reaches the API choose its address; list the ingress controller's addresses or subnets in api.ingress.trustedProxies");
+  }
+  if (ingress.enabled && !ingress.trustedProxies.length && own === undefined) {
+    p.push("api.ingress.trustedProxies: required when api.ingress.enabled is true (the ingress controller's pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)");
+  }
+  if (own !== undefined && HOP_COUNT.test(String(own))) {
+    p.push("settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets (with the ingress: api.ingress.trustedProxies) (D-230)");
+  }
+  if (settings.GEO_BLOCKED_COUNTRIES || settings.ATTESTATION_REQUIRED_COUNTRIES) {
+    if (!settings.GEO_COUNTRY_HEADER) {
+      p.push('settings.GEO_COUNTRY_HEADER: required with settings.GEO_BLOCKED_COUNTRIES or settings.ATTESTATION_REQUIRED_COUNTRIES (without it no country is known and the API refuses to start, D-192)');
+    }
+    const byAddress = own !== undefined ? !NAMES_NO_ADDRESS.test(String(own)) : ingress.enabled && ingress.trustedProxies.length > 0;
+    if (!byAddress) {
+      p.push(
+        "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses): the API believes GEO_COUNTRY_HEADER only from them and refuses to start otherwise (D-192)",
+      );
+    }
+  }
+  return p;
 }
 
 export type { TSchema };

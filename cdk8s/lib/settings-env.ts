@@ -28,7 +28,8 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
       data.API_VARIANT = values.variant;
       if (values.api.ingress.enabled) {
         data.PUBLIC_HOSTS = values.api.ingress.host;
-        data.TRUST_PROXY = values.api.ingress.trustedHops;
+        // The controller's addresses, never a hop count: with a count, whoever connects is believed (D-230).
+        if (values.api.ingress.trustedProxies.length) data.TRUST_PROXY = values.api.ingress.trustedProxies.join(',');
       }
       break;
     case 'indexer':

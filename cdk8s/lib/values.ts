@@ -17,6 +17,8 @@ const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z
 /** Kubernetes resource quantity, written as a string ("250m", "1", "512Mi"). */
 const QUANTITY = '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$';
 const CIDR = '^[0-9a-fA-F.:]+/[0-9]{1,3}$';
+/** An address or a subnet, IPv4 or IPv6, as Express's `trust proxy` (proxy-addr) takes it. */
+const ADDRESS_OR_CIDR = '^[0-9a-fA-F.:]+(/[0-9]{1,3})?$';
 const DURATION = '^[0-9]+(ms|s|m|h)$';
 
 /** A string from a fixed list, as JSON Schema `enum` (clearer errors than a union of constants). */
@@ -160,7 +162,12 @@ const tenantProperties = {
           host: Type.String({ pattern: `^(${DNS_SUBDOMAIN.slice(1, -1)})?$`, maxLength: 253 }),
           tlsSecretName: Type.String({ pattern: `^(${DNS_SUBDOMAIN.slice(1, -1)})?$`, maxLength: 253, description: 'empty: no TLS section' }),
           annotations: StringMap('ingress annotations (defaults keep WebSocket connections open for an hour)'),
-          trustedHops: Type.Integer({ minimum: 1, maximum: 10, description: 'proxies in front of the API (TRUST_PROXY) when the ingress is on' }),
+          trustedProxies: Type.Array(Type.String({ pattern: ADDRESS_OR_CIDR }), {
+            description:
+              "the ingress controller's pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the ingress is on (D-230)",
+          }),
+          // Kept only to refuse it by name (tenantProblems), so a file written for it says what replaced it (D-230).
+          trustedHops: Type.Optional(Type.Integer({ description: "removed (D-230): a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies" })),
         },
         { additionalProperties: false },
       ),

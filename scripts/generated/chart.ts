@@ -3,6 +3,9 @@ import { K6_API_PORT, K6_UID } from '../../cdk8s/lib/load-test';
 import { CHAIN_PATHS, DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
 import { SETTING_NAMES, settingSpec, SOURCE_TYPES } from '../../core/config/settings';
 import { CHAIN_STORAGE } from '../../cdk8s/lib/chain';
+import { tenantAclCommand } from '../../cdk8s/lib/redis-users';
+import { tenantAclUser } from '../../core/redis/acl';
+import { ACL_CHECKSUM_ANNOTATION, DEV_REDIS, devRedisAclFile, devStoreUrls, REDIS_ACL_ARGS, REDIS_ARGS } from '../../cdk8s/lib/dev-stores';
 import { CHAIN_DATA_DIR, SECRET_REFS, secretSettingsOf, type KitProcess } from '../../cdk8s/lib/settings-env';
 import { CHAIN_RESOURCES, CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
 import { METRICS, METRIC_LABELS, METRIC_SERVICES, type MetricKey } from '../../core/telemetry/metrics';
@@ -63,6 +66,24 @@ export function serviceFactsJson(): string {
     loadTest: { trendStats: K6_TREND_STATS, k6Uid: K6_UID, k6ApiPort: K6_API_PORT },
     // The `helm test` Pod (templates/tests/api-check.yaml), which runs image.commands.check.
     check: { resources: CHECK_RESOURCES },
+    // The dev stores' Redis (cdk8s/lib/dev-stores.ts, D-231): how it runs, its users (the tenant's
+    // from tenantAclRules) and the tenant's URL, with `tenantToken` where the tenant's id goes.
+    devRedis: {
+      tenantToken: TENANT_TOKEN,
+      args: [...REDIS_ARGS, ...REDIS_ACL_ARGS],
+      aclDir: DEV_REDIS.aclDir,
+      aclKey: DEV_REDIS.aclKey,
+      aclFile: devRedisAclFile(TENANT_TOKEN),
+      aclChecksumAnnotation: ACL_CHECKSUM_ANNOTATION,
+      adminPassword: DEV_REDIS.admin.password,
+      url: devStoreUrls(TENANT_TOKEN).REDIS_URL,
+    },
+    // What NOTES.txt tells a tenant on a Redis the kit does not run (D-193, D-231).
+    redisUser: {
+      tenantToken: TENANT_TOKEN,
+      command: tenantAclCommand(TENANT_TOKEN, { cleartext: 'PASSWORD' }),
+      url: `redis://${tenantAclUser(TENANT_TOKEN)}:PASSWORD@HOST:6379`,
+    },
   };
   return `${JSON.stringify(facts, null, 2)}\n`;
 }

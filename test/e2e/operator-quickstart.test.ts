@@ -122,7 +122,7 @@ describe('the quick start as written: the README, docs/operator.md and docs/depl
     expect(secret.type).toBe('Opaque');
     expect(Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]))).toEqual({
       DATABASE_URL: 'postgres://alpha:…@10.30.0.5:5432/alpha',
-      REDIS_URL: 'rediss://:…@10.31.0.7:6379',
+      REDIS_URL: 'rediss://mi-alpha:…@10.31.0.7:6379',
       RPC_URL: 'https://mainnet.example-rpc.com/?api-key=…',
     });
 

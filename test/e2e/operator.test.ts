@@ -34,6 +34,8 @@ const LEASE_SECONDS = 3;
 const POLICY = { imageRepositories: ['registry.example/market-indexer-canary'], egressBlocks: [{ cidr: '10.0.0.0/8', except: ['10.96.0.0/12'] }] };
 const ENVIRONMENT_DEFAULTS = {
   image: { tag: '1.0.0' },
+  // The ingress controller's addresses, which a tenant with an ingress needs (D-230).
+  api: { ingress: { trustedProxies: ['10.2.0.0/16'] } },
   networkPolicy: {
     egress: {
       database: { ipBlocks: [{ cidr: '10.0.0.0/16' }] },

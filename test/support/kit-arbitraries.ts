@@ -36,6 +36,9 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
       replicas: fc.integer({ min: 1, max: 4 }),
       autoscaling: fc.option(fc.record({ min: fc.integer({ min: 1, max: 3 }), extra: fc.integer({ min: 0, max: 4 }) }), { nil: undefined }),
       ingress: fc.option(fc.boolean(), { nil: undefined }),
+      // The ingress controller's addresses (D-230), and a jurisdiction policy believed from them.
+      trustedProxies: fc.constantFrom(['10.0.0.0/8'], ['10.244.0.0/16', 'fd00:10::/64'], ['192.0.2.7']),
+      policy: fc.boolean(),
       indexerReplicas: fc.integer({ min: 1, max: 3 }),
       devStores: fc.boolean(),
       networkPolicy: fc.boolean(),
@@ -69,7 +72,9 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
           ...(r.autoscaling
             ? { autoscaling: { enabled: true, minReplicas: r.autoscaling.min, maxReplicas: r.autoscaling.min + r.autoscaling.extra } }
             : {}),
-          ...(r.ingress === undefined ? {} : { ingress: { enabled: true, host: `${name}.example.com`, tlsSecretName: r.ingress ? `${name}-tls` : '' } }),
+          ...(r.ingress === undefined
+            ? {}
+            : { ingress: { enabled: true, host: `${name}.example.com`, tlsSecretName: r.ingress ? `${name}-tls` : '', trustedProxies: [...r.trustedProxies] } }),
           resources: { requests: { cpu: r.cpu }, limits: { cpu: '2' } },
         },
         indexer: { replicas: webhook ? 1 : r.indexerReplicas },
@@ -81,7 +86,7 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
           slo: r.slo,
         },
         quota: { enabled: r.quota, requestsCpu: '64', requestsMemory: '64Gi', limitsCpu: '64', limitsMemory: '64Gi', pods: 64, persistentVolumeClaims: 4 },
-        settings: r.settings,
+        settings: { ...r.settings, ...(r.policy && r.ingress !== undefined ? { ...TRUST_POLICY, ATTESTATION_REQUIRED_COUNTRIES: 'XA' } : {}) },
       };
     });
 
@@ -135,3 +140,40 @@ export const environmentArb: fc.Arbitrary<EnvironmentInput> = fc
       tenants: fc.record(Object.fromEntries(names.map((n) => [n, tenantArb(n)])) as Record<string, fc.Arbitrary<TenantInput>>),
     }),
   );
+
+/** A jurisdiction policy with its header (D-144, D-192). */
+export const TRUST_POLICY = { GEO_BLOCKED_COUNTRIES: 'XB', GEO_COUNTRY_HEADER: 'CF-IPCountry' };
+/**
+ * Whom the API believes (D-230, D-192): what both doors refuse, each a change to (a copy of) the
+ * staging environment and the words of the refusal; kit-synth and kit-helm run the same rows.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const TRUST_REFUSALS: [string, (e: any) => unknown, string][] = [
+  [
+    "an ingress without the controller's addresses",
+    (e) => (e.api.ingress.trustedProxies = []),
+    "api.ingress.trustedProxies: required when api.ingress.enabled is true (the ingress controller's pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)",
+  ],
+  [
+    'a values file written for trustedHops (migration)',
+    (e) => (e.api.ingress = { trustedHops: 1 }),
+    "api.ingress.trustedHops: removed (D-230): a hop count lets whoever reaches the API choose its address; list the ingress controller's addresses or subnets in api.ingress.trustedProxies",
+  ],
+  ['a hop count in settings', (e) => (e.tenants.beta.settings.TRUST_PROXY = 2), "settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets"],
+  ['true in settings', (e) => (e.settings.TRUST_PROXY = true), "settings.TRUST_PROXY: a hop count or true trusts whoever connects"],
+  [
+    'a jurisdiction policy without trusted proxies (no ingress)',
+    (e) => ((e.tenants.alpha.api.ingress.enabled = false), (e.tenants.alpha.settings = TRUST_POLICY)),
+    "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses)",
+  ],
+  [
+    'a jurisdiction policy trusting no address',
+    (e) => (e.tenants.alpha.settings = { ...TRUST_POLICY, ATTESTATION_REQUIRED_COUNTRIES: 'XA', TRUST_PROXY: false }),
+    "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses",
+  ],
+  [
+    'a jurisdiction policy without its header',
+    (e) => (e.tenants.alpha.settings = { ATTESTATION_REQUIRED_COUNTRIES: 'XA' }),
+    'settings.GEO_COUNTRY_HEADER: required with settings.GEO_BLOCKED_COUNTRIES or settings.ATTESTATION_REQUIRED_COUNTRIES',
+  ],
+];

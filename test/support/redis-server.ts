@@ -6,6 +6,12 @@ import Redis from 'ioredis';
 import { freePort } from './free-port';
 import { waitFor } from './tables';
 
+/** A user to check readiness as, for a server whose default user is off (an ACL file in `args`). */
+export interface RedisAuth {
+  username: string;
+  password: string;
+}
+
 /** A redis-server process of the test's own (a temp dir, a free loopback port, no persistence). */
 export interface RedisProcess {
   port: number;
@@ -22,9 +28,9 @@ export interface RedisProcess {
   close(): Promise<void>;
 }
 
-async function untilPong(port: number, what: string): Promise<void> {
+async function untilPong(port: number, what: string, auth?: RedisAuth): Promise<void> {
   await waitFor(what, async () => {
-    const c = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const c = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...auth });
     c.on('error', () => {});
     try {
       await c.connect();
@@ -64,7 +70,7 @@ async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals
  * touched). With `persist`, an append-only file (fsync per write) keeps its data across a
  * restart, as a production Redis with persistence does; `args` are added last (they win).
  */
-export async function startRedisServer(opts: { persist?: boolean; args?: readonly string[] } = {}): Promise<RedisProcess> {
+export async function startRedisServer(opts: { persist?: boolean; args?: readonly string[]; auth?: RedisAuth } = {}): Promise<RedisProcess> {
   requireBinary('redis-server');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mi-redis-'));
   const port = await freePort();
@@ -74,7 +80,7 @@ export async function startRedisServer(opts: { persist?: boolean; args?: readonl
     url: `redis://127.0.0.1:${port}`,
     async start() {
       child = launch(['--port', String(port), ...(opts.args ?? [])], dir, opts.persist);
-      await untilPong(port, `redis-server on ${port}`);
+      await untilPong(port, `redis-server on ${port}`, opts.auth);
     },
     async stop() {
       await stopChild(child);

@@ -12,13 +12,14 @@ import { CHILD_KINDS } from '../../cdk8s/lib/kinds';
 import { clusterRoleName, rulesOf, tenantClusterRoleName } from '../../cdk8s/lib/operator-permissions';
 import { KitInputError } from '../../cdk8s/lib/resolve';
 import { checksumOf } from '../../cdk8s/lib/settings-env';
+import { headerProxies } from '../../server/http/jurisdiction';
 import { MarketIndexerTenant } from '../../cdk8s/lib/tenant';
 import { LOAD_TEST_SCRIPTS, type EnvironmentInput } from '../../cdk8s/lib/values';
 import { K6_TREND_STATS } from '../../observability/grafana/k6';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { DASHBOARDS } from '../../observability/grafana/dashboards';
-import { environmentArb } from '../support/kit-arbitraries';
+import { environmentArb, TRUST_POLICY as POLICY, TRUST_REFUSALS } from '../support/kit-arbitraries';
 import { CHART, ENVIRONMENT_NAMES, keyOf, restrictedPodProblems, ROOT, schemaProblems, type Manifest } from '../support/kit';
 
 type Container = {
@@ -122,6 +123,13 @@ function ruleViolations(env: EnvironmentInput, objects: Manifest[]): string[] {
       const ingress = own.find((o) => o.kind === 'Ingress') as unknown as { spec: { rules: { host: string }[] } } | undefined;
       if (ingress && (apiSettings.TRUST_PROXY === undefined || !apiSettings.PUBLIC_HOSTS?.split(',').includes(ingress.spec.rules[0]!.host))) {
         v.push(`${tenant}: ingress without TRUST_PROXY and its host in PUBLIC_HOSTS`);
+      }
+      // Addresses, never a hop count or `true`: with those Express believes whoever connects (D-230).
+      if (apiSettings.TRUST_PROXY !== undefined && /^(true|[0-9]*[1-9][0-9]*)$/.test(apiSettings.TRUST_PROXY)) v.push(`${tenant}: TRUST_PROXY ${apiSettings.TRUST_PROXY} names no address`);
+      // A jurisdiction policy is rendered only where the API can believe a country (D-192).
+      if (apiSettings.GEO_BLOCKED_COUNTRIES || apiSettings.ATTESTATION_REQUIRED_COUNTRIES) {
+        const proxies = apiSettings.TRUST_PROXY && headerProxies(apiSettings.TRUST_PROXY);
+        if (!proxies || !apiSettings.GEO_COUNTRY_HEADER) v.push(`${tenant}: a jurisdiction policy the API would refuse to start with`);
       }
       if (!ingress && apiSettings.TRUST_PROXY !== undefined && env.tenants[tenant]?.settings?.TRUST_PROXY === undefined) v.push(`${tenant}: trusts a proxy without an ingress`);
     }
@@ -255,7 +263,7 @@ describe('cdk8s kit: the operator in the platform part', () => {
         t: {
           source: { type: 'rpc', rpcUrlSecretRef: { name: 'rpc', key: 'url' }, webhookSecretRef: { name: 'a', key: 'b' } },
           devStores: { enabled: true },
-          api: { autoscaling: { enabled: true }, ingress: { enabled: true, host: 't.example' } },
+          api: { autoscaling: { enabled: true }, ingress: { enabled: true, host: 't.example', trustedProxies: ['10.0.0.0/8'] } },
           networkPolicy: { egress: { rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] } } },
           quota: { persistentVolumeClaims: 2 },
         },
@@ -442,6 +450,40 @@ function stagingLayer() {
   return { baseLayers: [layer] };
 }
 
+describe('cdk8s kit: whom the API believes (TRUST_PROXY, D-230)', () => {
+  const apiSettingsOf = (env: EnvironmentInput, tenant: string) =>
+    (tenantObjectsOf(env).find((o) => keyOf(o) === `ConfigMap mi-${tenant}/market-indexer-api`) as unknown as { data: Record<string, string> }).data;
+
+  it("renders the ingress controller's addresses as TRUST_PROXY, and none without an ingress", () => {
+    expect(apiSettingsOf(ENVIRONMENTS.staging!, 'alpha').TRUST_PROXY).toBe('10.16.0.0/14');
+    expect(apiSettingsOf(ENVIRONMENTS.prod!, 'gamma').TRUST_PROXY).toBe('10.24.0.0/14');
+    const env = structuredClone(ENVIRONMENTS.staging!) as any;
+    env.tenants.alpha.api.ingress.trustedProxies = ['10.16.0.0/14', 'fd00:10::/64', '192.0.2.7'];
+    env.tenants.beta.api.ingress.enabled = false;
+    expect(apiSettingsOf(env, 'alpha').TRUST_PROXY).toBe('10.16.0.0/14,fd00:10::/64,192.0.2.7');
+    expect(apiSettingsOf(env, 'beta').TRUST_PROXY).toBeUndefined();
+    // A tenant's own TRUST_PROXY (addresses) wins, as every setting does, and then no list is needed.
+    env.tenants.alpha.api.ingress.trustedProxies = [];
+    env.tenants.alpha.settings = { TRUST_PROXY: '10.0.0.0/8' };
+    expect(apiSettingsOf(env, 'alpha').TRUST_PROXY).toBe('10.0.0.0/8');
+  });
+
+  it('renders a jurisdiction policy where the API can believe the country header: from the listed proxies only', () => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as any;
+    env.tenants.alpha.settings = POLICY;
+    const data = apiSettingsOf(env, 'alpha');
+    expect(data).toMatchObject({ ...POLICY, TRUST_PROXY: '10.16.0.0/14' });
+    const believed = headerProxies(data.TRUST_PROXY!)!;
+    expect([believed('10.17.3.4'), believed('10.20.0.1'), believed('203.0.113.9')]).toEqual([true, false, false]);
+  });
+
+  it("refuses an address that is not one, in the schema's words", () => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as any;
+    env.api.ingress.trustedProxies = ['ingress-nginx'];
+    expect(() => synth(env)).toThrow(/api\.ingress\.trustedProxies\.0: must match pattern/);
+  });
+});
+
 describe('cdk8s kit: bad environments', () => {
   const problemsOf = (input: unknown): string[] => {
     try {
@@ -468,6 +510,7 @@ describe('cdk8s kit: bad environments', () => {
     ['a webhook source with a standby', (e: any) => (e.tenants.beta.source = { type: 'webhook', webhookSecretRef: { name: 's', key: 'k' } }, e.tenants.beta.indexer.replicas = 2), 'indexer.replicas must be 1 when source.type is webhook'],
     ['requests above limits', (e: any) => (e.api = { resources: { requests: { cpu: '2' } } }), 'api.resources.requests.cpu must not exceed api.resources.limits.cpu'],
     ['a quota too small for a rollout', (e: any) => (e.quota = { pods: 5 }), 'quota.pods (5) is below the 6 the tenant needs'],
+    ...TRUST_REFUSALS,
   ])('names the field of %s', (_what, mutate, message) => {
     const e = base();
     mutate(e);

@@ -114,7 +114,10 @@ in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process
 {{- $_ := set $data "API_VARIANT" $v.variant -}}
 {{- if $v.api.ingress.enabled -}}
 {{- $_ := set $data "PUBLIC_HOSTS" $v.api.ingress.host -}}
-{{- $_ := set $data "TRUST_PROXY" (include "market-indexer.envValue" $v.api.ingress.trustedHops) -}}
+{{- /* The controller's addresses, never a hop count: with a count, whoever connects is believed (D-230). */ -}}
+{{- if $v.api.ingress.trustedProxies -}}
+{{- $_ := set $data "TRUST_PROXY" (join "," $v.api.ingress.trustedProxies) -}}
+{{- end -}}
 {{- end -}}
 {{- else if eq .process "chain" -}}
 {{- $_ := set $data "CHAIN_RPC_PORT" (include "market-indexer.envValue" $facts.ports.chain) -}}
@@ -230,6 +233,31 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- end -}}
 {{- if and $v.api.ingress.enabled (not $v.api.ingress.host) -}}
 {{- $p = append $p "api.ingress.host: required when api.ingress.enabled is true" -}}
+{{- end -}}
+{{- /* Whom the API believes about a client (D-230, D-192): proxyProblems in cdk8s/lib/resolve.ts. */ -}}
+{{- $ing := $v.api.ingress -}}
+{{- $hasOwn := hasKey $v.settings "TRUST_PROXY" -}}
+{{- $own := toString (get $v.settings "TRUST_PROXY") -}}
+{{- if hasKey $ing "trustedHops" -}}
+{{- $p = append $p "api.ingress.trustedHops: removed (D-230): a hop count lets whoever reaches the API choose its address; list the ingress controller's addresses or subnets in api.ingress.trustedProxies" -}}
+{{- end -}}
+{{- if and $ing.enabled (not $ing.trustedProxies) (not $hasOwn) -}}
+{{- $p = append $p "api.ingress.trustedProxies: required when api.ingress.enabled is true (the ingress controller's pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)" -}}
+{{- end -}}
+{{- if and $hasOwn (regexMatch "^(true|0*[1-9][0-9]*)$" $own) -}}
+{{- $p = append $p "settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets (with the ingress: api.ingress.trustedProxies) (D-230)" -}}
+{{- end -}}
+{{- if or $v.settings.GEO_BLOCKED_COUNTRIES $v.settings.ATTESTATION_REQUIRED_COUNTRIES -}}
+{{- if not $v.settings.GEO_COUNTRY_HEADER -}}
+{{- $p = append $p "settings.GEO_COUNTRY_HEADER: required with settings.GEO_BLOCKED_COUNTRIES or settings.ATTESTATION_REQUIRED_COUNTRIES (without it no country is known and the API refuses to start, D-192)" -}}
+{{- end -}}
+{{- $byAddress := and $ing.enabled (gt (len $ing.trustedProxies) 0) -}}
+{{- if $hasOwn -}}
+{{- $byAddress = not (regexMatch "^(true|false|[0-9]+)$" $own) -}}
+{{- end -}}
+{{- if not $byAddress -}}
+{{- $p = append $p "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses): the API believes GEO_COUNTRY_HEADER only from them and refuses to start otherwise (D-192)" -}}
+{{- end -}}
 {{- end -}}
 {{- /* The dev stores write their Secret(s) whole: a key the kit does not write there would be missing. */ -}}
 {{- if $v.devStores.enabled -}}

@@ -1,0 +1,59 @@
+// `npm run redis-acl -- --tenant <t> [--tenant <t>…]`: the Redis user each tenant's processes
+// connect as (D-193, D-231), for a Redis the kit does not run (staging, prod): the ACL lines on
+// stdout, to pipe into `redis-cli` as an admin of that Redis; the passwords and the REDIS_URL
+// each tenant's Secret must hold on stderr.
+import { parseArgs } from 'node:util';
+import { tenantAclUser } from '../core/redis/acl';
+import { TENANT_PATTERN } from '../core/config/settings';
+import { newAclPassword, sha256Hex, tenantAclCommand, tenantAclFileLine } from '../cdk8s/lib/redis-users';
+
+export const REDIS_ACL_USAGE = `usage: npm run -s redis-acl -- --tenant <tenant> [--tenant <tenant>…] [--acl-file] [--password <password>]
+  prints on stdout, per tenant, its Redis user mi-<tenant> with the rules of tenantAclRules (core/redis/acl.ts),
+  the password only as its SHA-256:  ACL SETUSER mi-<tenant> reset on ~t:<tenant>:* … #<sha256>
+  (--acl-file: as a line of an ACL file, user mi-<tenant> …), and on stderr the password and the
+  REDIS_URL the tenant's Secret must hold. A new random password each run, unless --password
+  (one tenant) gives the one its Secret already holds; ACL SETUSER with reset replaces the old one.`;
+
+/** The command; returns the exit code. */
+export function runRedisAclCli(argv: string[], deps: { out: (s: string) => void; err: (s: string) => void; newPassword?: () => string }): number {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { tenant: { type: 'string', multiple: true }, 'acl-file': { type: 'boolean' }, password: { type: 'string' }, help: { type: 'boolean' } },
+      strict: true,
+    });
+  } catch (e) {
+    deps.err(`${(e as Error).message}\n${REDIS_ACL_USAGE}\n`);
+    return 2;
+  }
+  const { values } = parsed;
+  if (values.help) {
+    deps.out(`${REDIS_ACL_USAGE}\n`);
+    return 0;
+  }
+  const fail = (line: string) => {
+    deps.err(`${line}\n${REDIS_ACL_USAGE}\n`);
+    return 2;
+  };
+  const tenants = values.tenant ?? [];
+  if (!tenants.length) return fail('--tenant is required');
+  const bad = tenants.find((t) => !TENANT_PATTERN.test(t));
+  if (bad !== undefined) return fail(`--tenant "${bad}" is not a tenant id (lowercase DNS label of at most 40 characters)`);
+  if (values.password !== undefined && tenants.length > 1) return fail('--password gives one tenant\'s password: name one --tenant');
+  // In an ACL rule and a URL without escaping: a password the kit makes is hex.
+  if (values.password !== undefined && !/^[A-Za-z0-9._~-]{16,}$/.test(values.password)) {
+    return fail('--password must be 16 or more letters, digits or ._~- (so that it needs no escaping in REDIS_URL)');
+  }
+  const line = values['acl-file'] ? tenantAclFileLine : tenantAclCommand;
+  for (const tenant of [...new Set(tenants)]) {
+    const password = values.password ?? (deps.newPassword ?? newAclPassword)();
+    deps.out(`${line(tenant, { sha256: sha256Hex(password) })}\n`);
+    deps.err(`tenant ${tenant}: REDIS_URL=redis://${tenantAclUser(tenant)}:${password}@<host>:<port> (rediss:// with TLS) in its Secret; the password is not shown again\n`);
+  }
+  return 0;
+}
+
+if (require.main === module) {
+  process.exitCode = runRedisAclCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
+}
