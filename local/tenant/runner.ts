@@ -3,6 +3,7 @@ import { randomInt } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { deepMerge } from '../../cdk8s/lib/resolve';
 import { startIngressFront, startServiceFront, type Endpoint, type ServiceFront } from './front';
 import { localCommand, mapMounts, resolveEnv, resolveServiceHosts, serviceHostNames, type SecretStore } from './kubelet';
 import { ofKind, readRenderedTenant, renderTenant, workloadsOf, type Container, type K8sObject, type RenderedTenant } from './manifests';
@@ -13,6 +14,8 @@ import { startRpcFaultProxy, type RpcFaultProxy } from './rpc-faults';
 import { DEFAULT_ADMIN_DATABASE_URL, DEFAULT_REDIS_URL, ensureDatabase, localSecretsFile, readSecretsFile, secretStore, startAlertReceiver } from './stores';
 
 export const ROOT = path.resolve(__dirname, '../..');
+/** Where the fronts and the servers listen, and where the front connects to pods from. */
+const FRONT_HOST = '127.0.0.1';
 /** What the project's image is called in the kit (the harness runs only its containers). */
 const PROJECT_IMAGE = /market-indexer(:|@|$)/;
 
@@ -78,7 +81,10 @@ async function startChain(opts: { programId: string; dataDir: string; port: numb
  */
 export async function startTenant(opts: TenantRunOptions) {
   const log = opts.log ?? (() => {});
-  const rendered: RenderedTenant = opts.manifestsDir ? readRenderedTenant(opts.manifestsDir, opts.tenant) : renderTenant(opts.env, opts.tenant, opts.overlay);
+  // The ingress controller here is the harness's front, on 127.0.0.1: the API must trust it, as a
+  // cluster's tenant lists its controller's addresses (api.ingress.trustedProxies, D-230).
+  const overlay = deepMerge({ api: { ingress: { trustedProxies: [FRONT_HOST] } } }, opts.overlay ?? {});
+  const rendered: RenderedTenant = opts.manifestsDir ? readRenderedTenant(opts.manifestsDir, opts.tenant) : renderTenant(opts.env, opts.tenant, overlay);
   const { objects, namespace } = rendered;
   const runDir = path.resolve(opts.runDir ?? path.join(ROOT, '.data', 'tenant', `${opts.env}-${opts.tenant}`));
   const logDir = path.join(runDir, 'logs');
