@@ -53,6 +53,9 @@ export class WalletRequestError extends Error {
   }
 }
 
+const MAX_ATTEMPTS = 4;
+const MAX_RETRY_AFTER_S = 60;
+
 export type TxName = 'place-order' | 'cancel-order' | 'claim-payout' | 'claim-referral' | 'claim-creator-fees';
 
 export interface WalletClientOptions {
@@ -84,10 +87,30 @@ export function createWalletClient(opts: WalletClientOptions) {
     return { 'x-wallet-pubkey': signer.address, 'x-wallet-signature': getBase58Decoder().decode(signature), 'x-wallet-message': message };
   }
 
+  /** How long a 429 asks to wait (Retry-After, seconds), or undefined when it may not be waited out. */
+  const retryAfterMs = (res: Response) => {
+    const s = Number(res.headers.get('retry-after'));
+    return Number.isFinite(s) && s >= 0 && s <= MAX_RETRY_AFTER_S ? s * 1000 : undefined;
+  };
+
   async function request(method: 'GET' | 'POST', path: string, body?: unknown, signed = true): Promise<unknown> {
-    const headers: Record<string, string> = signed ? await authHeaders(`${method} ${path}`) : {};
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await doFetch(`${api}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    for (let attempt = 1; ; attempt++) {
+      // A fresh message (its nonce is single-use) for every attempt.
+      const headers: Record<string, string> = signed ? await authHeaders(`${method} ${path}`) : {};
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const res = await doFetch(`${api}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      // Rate limited: wait as the answer says, as a polite client does, a few times.
+      const wait = res.status === 429 && attempt < MAX_ATTEMPTS ? retryAfterMs(res) : undefined;
+      if (wait !== undefined) {
+        await res.arrayBuffer();
+        await new Promise((r) => setTimeout(r, wait));
+        continue;
+      }
+      return answer(res, method, path);
+    }
+  }
+
+  async function answer(res: Response, method: string, path: string): Promise<unknown> {
     const text = await res.text();
     let parsed: unknown;
     try {

@@ -17,14 +17,18 @@ interface Order {
 const TRADING = 2;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `check` every 250 ms until it returns a value; gives up after `ms` with `what` in the message. */
-export async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+/**
+ * Polls `check` every second until it returns a value; gives up after `ms` with `what` in the
+ * message. Signed reads spend the wallet's sensitive tier (20 a minute): the client waits out a
+ * 429 as it asks.
+ */
+export async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await check();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${ms / 1000} s`);
-    await sleep(250);
+    await sleep(1_000);
   }
 }
 
