@@ -6,6 +6,7 @@ import { marketIndexerCrdYaml } from './crd';
 import { KIT_IMPORTS, kitImports } from './kit-imports';
 import { withSettingsTable } from './configuration-doc';
 import { withPermissionsTable } from './operator-doc';
+import { withDecisionsIndex } from './decisions-index';
 import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
 import { bundleK6Sync, K6_SHARED } from '../../loadtest/k6-build';
@@ -50,6 +51,12 @@ export const GENERATED_FILES: GeneratedFile[] = [
     source: 'core/config/settings.ts',
     part: 'the settings table',
     content: () => withSettingsTable(read('docs/configuration.md')),
+  },
+  {
+    path: 'docs/decisions.md',
+    source: 'docs/decisions.md (its sections and entries)',
+    part: 'the index',
+    content: () => withDecisionsIndex(read('docs/decisions.md')),
   },
   {
     path: 'docs/operator.md',
