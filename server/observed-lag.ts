@@ -32,11 +32,11 @@ export function observeIndexerLag(deps: { db: Db; chain: ChainAccess; metrics: M
       failing = true;
     }
   };
+  // The first look after one interval: a starting replica has requests to serve first.
   const timer = setInterval(() => {
     // One look at a time: a slow RPC must not pile them up.
     running ??= look().finally(() => (running = undefined));
   }, deps.intervalMs ?? OBSERVE_LAG_MS);
   timer.unref();
-  running = look().finally(() => (running = undefined));
   return () => clearInterval(timer);
 }

@@ -177,7 +177,9 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     const chain = createRpcChain({ url: config.rpcUrl });
     const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain });
     // The indexer's lag as seen from here: it pages even when the indexer cannot report (D-213).
-    shutdown.add('observed-lag', observeIndexerLag({ db: database.db, chain, metrics: common.metrics, logger }));
+    // Only against a chain given explicitly (always in production, D-210): the default is a
+    // local validator that a development API may well run without.
+    if (process.env.RPC_URL) shutdown.add('observed-lag', observeIndexerLag({ db: database.db, chain, metrics: common.metrics, logger }));
     process.send?.({ type: 'listening', port });
   } catch (err) {
     logger.error({ err }, 'api failed to start');
