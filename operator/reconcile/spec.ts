@@ -18,9 +18,10 @@ export function checkPolicy(mi: MarketIndexer, policy: SpecPolicy): Problem | un
 export function render(
   mi: MarketIndexer,
   opts: { environment: string; defaults: TenantInput; platformNamespace: string },
+  renderer: typeof renderTenant = renderTenant,
 ): { rendered: Rendered } | { problem: Problem } {
   try {
-    return { rendered: renderTenant(mi, opts) };
+    return { rendered: renderer(mi, opts) };
   } catch (err) {
     if (err instanceof KitInputError) return { problem: { reason: 'InvalidSpec', message: err.problems.join('; ') } };
     if (err instanceof Error && err.message.startsWith('Validation failed')) {
