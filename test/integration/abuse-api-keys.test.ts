@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { createApiKeyStore } from '../../core/api-keys';
 import { planOf } from '../../core/plans';
 import { KEY_REVOKED_REASON, WS_SUBPROTOCOL } from '../../server/ws/protocol';
-import { testWallet, walletHeaders, type Json } from '../support/api';
+import { testWallet, walletHeaders } from '../support/api';
 import { apiSuite } from '../support/api-servers';
 import { testTenant } from '../support/redis';
 import { ASYNCAPI_LEGACY_PATH, asyncApiSchemaCheck, assertMatchesLegacyAsyncApi, refusedUpgrade, WsClient } from '../support/ws';
@@ -37,18 +37,6 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
     sockets.push(c instanceof WsClient ? c.ws : c);
     return c;
   }
-  /** A refused upgrade from a chosen loopback address, its status, headers and body. */
-  const refusedFrom = (localAddress: string, url: string) =>
-    new Promise<{ status: number; headers: Record<string, unknown>; body: Json }>((resolve, reject) => {
-      const ws = new WebSocket(url, { localAddress });
-      ws.once('open', () => (ws.close(), reject(new Error('the upgrade was accepted'))));
-      ws.once('unexpected-response', (_req, res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) as Json }));
-      });
-      ws.once('error', () => {});
-    });
   const closed = (ws: WebSocket) => new Promise<{ code: number; reason: string }>((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
 
   beforeAll(async () => {
@@ -59,7 +47,7 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
     const free = planOf('free').requestsPerMinute;
     const statuses: number[] = [];
     for (let i = 0; i < free + 20; i++) {
-      const r = await refusedFrom('127.0.0.44', `${wsUrl(http[i % 2]!)}?apiKey=${randomKey()}`);
+      const r = await refusedUpgrade(`${wsUrl(http[i % 2]!)}?apiKey=${randomKey()}`, { localAddress: '127.0.0.44' });
       assertRefusal(r.body);
       statuses.push(r.status);
       if (r.status === 429) expect([r.body.error.code, Number(r.headers['retry-after']) > 0]).toEqual(['RATE_LIMITED', true]);
@@ -104,15 +92,7 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
     const gone = closed(ws);
     await keys.revoke({ tenant, keyId: info.keyId });
     expect(await gone).toEqual({ code: 1008, reason: KEY_REVOKED_REASON });
-    const alone = await new Promise<{ status: number; body: Json }>((resolve) => {
-      const bare = new WebSocket(wsUrl(http[0]!), [`apikey.${key}`]);
-      bare.once('unexpected-response', (_req, res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      });
-      bare.once('error', () => {});
-    });
+    const alone = await refusedUpgrade(wsUrl(http[0]!), { protocols: [`apikey.${key}`] });
     assertRefusal(alone.body);
     expect(alone).toMatchObject({ status: 400, body: { success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining(WS_SUBPROTOCOL) } } });
   });
