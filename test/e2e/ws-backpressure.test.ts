@@ -1,6 +1,6 @@
 import type { Redis } from '../../core/redis/client';
 import { WS_LIMITS } from '../../core/limits';
-import { runBackpressure } from '../../loadtest/ws-backpressure';
+import { runBackpressure } from '../../loadtest/bench/ws-backpressure';
 import { BACKPRESSURE_REASON, CLOSE } from '../../server/ws/protocol';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { spawnApi, type ApiChild } from '../support/processes';

@@ -1,16 +1,12 @@
 import { createDatabase } from '../../core/db';
-import type { Json } from '../support/api';
-import { PROGRAM_ID } from '../support/indexer';
+import { HIGH_LIMITS, type Json } from '../support/api';
 import { createTestDatabase } from '../support/pg';
-import { spawnApi, spawnIndexer } from '../support/processes';
-import { TEST_REDIS_URL, testTenant } from '../support/redis';
+import { spawnApi, spawnIndexer, tenantEnv } from '../support/processes';
 import { waitFor } from '../support/tables';
 import { startRoundRobinProxy } from '../support/tcp-proxy';
 import { WsClient } from '../support/ws';
 import { bookChannels, lostOn } from './live';
 import { get, report, startLoad, until } from './support';
-
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_MAX_REQUESTS: '1000000' };
 
 /**
  * A /ws client as a D-53 application writes it: when its socket closes it reconnects (through
@@ -66,7 +62,7 @@ function resumingClient(url: string, channels: string[]) {
 
 it('SIGTERM to one of two API replicas behind a round-robin balancer: no failed request at the client, /ws clients get 1001, resume on the other replica and miss nothing', async () => {
   const tdb = await createTestDatabase();
-  const env = { DATABASE_URL: tdb.url, REDIS_URL: TEST_REDIS_URL, TENANT_ID: testTenant(), PROGRAM_ID, ...HIGH };
+  const env = tenantEnv(tdb.url, HIGH_LIMITS);
   const indexer = spawnIndexer(['--source', 'simulator', '--seed', '33', '--realtime', '--feeds', '1', '--batch-size', '20'], env);
   const replicas = [spawnApi(env), spawnApi(env)];
   const database = createDatabase({ url: tdb.url, poolMax: 2 });

@@ -1,24 +1,19 @@
 import { createDatabase } from '../../core/db';
-import { PROGRAM_ID, projectionDb, simulate } from '../support/indexer';
+import { HIGH_LIMITS } from '../support/api';
 import { createTestDatabase } from '../support/pg';
-import { spawnApi, spawnIndexer } from '../support/processes';
-import { TEST_REDIS_URL, testTenant } from '../support/redis';
-import { tableDigests, waitFor } from '../support/tables';
+import { spawnApi, spawnIndexer, tenantEnv } from '../support/processes';
+import { waitFor } from '../support/tables';
+import { differingTables, uninterruptedDigests } from './digests';
 import { get, report, startLoad } from './support';
 
 const SEED = 53;
 const UNTIL = 2_400;
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_MAX_REQUESTS: '1000000' };
 
 it('SIGKILL of the indexer writer under load: the hot standby takes over and the tables end identical to an uninterrupted run', async () => {
-  const ref = await projectionDb();
-  await ref.apply(simulate(UNTIL, { seed: SEED }).txs, 500);
-  const expected = await tableDigests(ref.database.db);
-  await ref.close();
-
+  const expected = await uninterruptedDigests(SEED, UNTIL);
   const tdb = await createTestDatabase();
   const direct = createDatabase({ url: tdb.url, poolMax: 1 });
-  const env = { DATABASE_URL: tdb.url, REDIS_URL: TEST_REDIS_URL, TENANT_ID: testTenant(), PROGRAM_ID, ...HIGH };
+  const env = tenantEnv(tdb.url, HIGH_LIMITS);
   const args = ['--source', 'simulator', '--seed', String(SEED), '--until-slot', String(UNTIL), '--batch-size', '20'];
   const api = spawnApi(env);
   const writer = spawnIndexer(args, env);
@@ -41,8 +36,7 @@ it('SIGKILL of the indexer writer under load: the hot standby takes over and the
     const tookOverAt = Date.now();
     expect((await standby.exited).code).toBe(0);
     const outcomes = await reads.stop();
-    const digests = await tableDigests(direct.db);
-    const differing = Object.keys(expected).filter((t) => JSON.stringify(expected[t]) !== JSON.stringify(digests[t]));
+    const differing = await differingTables(expected, direct.db);
     const failed = outcomes.filter((o) => o.status !== 200);
     report({
       scenario: 'SIGKILL indexer writer: standby takes over, tables identical',

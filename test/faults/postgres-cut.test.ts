@@ -1,15 +1,14 @@
 import { createDatabase } from '../../core/db';
-import { PROGRAM_ID, projectionDb, simulate } from '../support/indexer';
+import { HIGH_LIMITS } from '../support/api';
 import { createTestDatabase } from '../support/pg';
-import { spawnApi, spawnIndexer } from '../support/processes';
-import { TEST_REDIS_URL, testTenant } from '../support/redis';
-import { tableDigests, waitFor } from '../support/tables';
+import { spawnApi, spawnIndexer, tenantEnv } from '../support/processes';
+import { waitFor } from '../support/tables';
 import { startFreezableProxy } from '../support/tcp-proxy';
+import { differingTables, uninterruptedDigests } from './digests';
 import { get, OUTAGE_MS, report, startLoad, supervise, until } from './support';
 
 const SEED = 52;
 const UNTIL = 2_400;
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_MAX_REQUESTS: '1000000' };
 
 /** `url` with its host and port replaced by the proxy's. */
 const through = (url: string, port: number) => {
@@ -21,17 +20,13 @@ const through = (url: string, port: number) => {
 
 it('PostgreSQL cut under load: reads answer 503 SERVICE_UNAVAILABLE leaking nothing, /ready goes false and back to true without a restart, and the indexer resumes exactly once (tables equal an uninterrupted run)', async () => {
   // The same chain indexed without interruption: what the interrupted run must equal.
-  const ref = await projectionDb();
-  await ref.apply(simulate(UNTIL, { seed: SEED }).txs, 500);
-  const expected = await tableDigests(ref.database.db);
-  await ref.close();
-
+  const expected = await uninterruptedDigests(SEED, UNTIL);
   const tdb = await createTestDatabase();
   const direct = createDatabase({ url: tdb.url, poolMax: 1 });
   const pg = new URL(tdb.url);
   // Every connection of the service goes through this proxy; the machine's server is never touched.
   const proxy = await startFreezableProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-  const env = { DATABASE_URL: through(tdb.url, Number(new URL(proxy.url).port)), REDIS_URL: TEST_REDIS_URL, TENANT_ID: testTenant(), PROGRAM_ID, ...HIGH };
+  const env = tenantEnv(through(tdb.url, Number(new URL(proxy.url).port)), HIGH_LIMITS);
   const api = spawnApi(env);
   let indexer: ReturnType<typeof supervise> | undefined;
   try {
@@ -56,8 +51,7 @@ it('PostgreSQL cut under load: reads answer 503 SERVICE_UNAVAILABLE leaking noth
     await waitFor('/ready true', async () => (await get(port, '/ready')).status === 200, 60_000);
     const outcomes = await reads.stop();
     expect(await indexer.done).toBe(0);
-    const digests = await tableDigests(direct.db);
-    const differing = Object.keys(expected).filter((t) => JSON.stringify(expected[t]) !== JSON.stringify(digests[t]));
+    const differing = await differingTables(expected, direct.db);
 
     const during = outcomes.filter((o) => o.at > cutAt && o.at < upAt);
     const unexpected = outcomes.filter((o) => o.status !== 200 && o.status !== 503);

@@ -1,25 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import bs58 from 'bs58';
-import nacl from 'tweetnacl';
 import { createDatabase } from '../../core/db';
 import { INDEXER_STATUS_PATH } from '../../core/constants';
-import { walletHeaders } from '../support/api';
-import { PROGRAM_ID } from '../support/indexer';
+import { HIGH_LIMITS, testWallet, walletHeaders } from '../support/api';
 import { createTestDatabase } from '../support/pg';
-import { spawnApi, spawnIndexer } from '../support/processes';
-import { testTenant } from '../support/redis';
+import { spawnApi, spawnIndexer, tenantEnv } from '../support/processes';
 import { startRedisServer } from '../support/redis-server';
 import { waitFor } from '../support/tables';
 import { WsClient } from '../support/ws';
 import { bookChannels, lostOn, updatesOf } from './live';
 import { get, OUTAGE_MS, report, startLoad, until } from './support';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_SENSITIVE_MAX: '1000000' };
-
 it('Redis stopped under read load: public reads stay 200, signed requests 503 (no replay accepted), /ws sockets stay open, the indexer keeps committing, and every channel continues in seq order with nothing lost', async () => {
   const redis = await startRedisServer({ persist: true });
   const tdb = await createTestDatabase();
-  const env = { DATABASE_URL: tdb.url, REDIS_URL: redis.url, TENANT_ID: testTenant(), PROGRAM_ID, ...HIGH };
+  const env = tenantEnv(tdb.url, { REDIS_URL: redis.url, ...HIGH_LIMITS });
   const indexer = spawnIndexer(['--source', 'simulator', '--seed', '31', '--realtime', '--feeds', '1', '--batch-size', '20'], env);
   const api = spawnApi(env);
   const database = createDatabase({ url: tdb.url, poolMax: 2 });
@@ -36,8 +30,7 @@ it('Redis stopped under read load: public reads stay 200, signed requests 503 (n
     }
     await waitFor('a first update', async () => updatesOf(clients, channels[0]!).length > 0, 60_000);
 
-    const pair = nacl.sign.keyPair();
-    const wallet = { address: bs58.encode(pair.publicKey), secretKey: pair.secretKey };
+    const wallet = testWallet();
     const signed = () => get(port, '/api/v1/positions', walletHeaders(wallet, 'GET /positions', { nonce: randomBytes(12).toString('hex') }));
     const used = walletHeaders(wallet, 'GET /positions', { nonce: 'used-before-the-outage' });
     expect((await get(port, '/api/v1/positions', used)).status).toBe(200);

@@ -1,11 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import bs58 from 'bs58';
-import nacl from 'tweetnacl';
-import { walletHeaders } from '../support/api';
-import { PROGRAM_ID } from '../support/indexer';
+import { HIGH_LIMITS, testWallet, walletHeaders } from '../support/api';
 import { createTestDatabase } from '../support/pg';
-import { spawnApi } from '../support/processes';
-import { TEST_REDIS_URL, testTenant } from '../support/redis';
+import { spawnApi, tenantEnv } from '../support/processes';
+import { TEST_REDIS_URL } from '../support/redis';
 import { waitFor } from '../support/tables';
 import { startFreezableProxy } from '../support/tcp-proxy';
 import { get, OUTAGE_MS, report, startLoad, until, type Outcome } from './support';
@@ -15,7 +12,6 @@ const TIMEOUT_MS = 2_000;
 // before the per-process limiter answers, then queries PostgreSQL. With 1,000 against 1,500 a
 // hung Redis turned reads into 504s here (they took 1.5–1.7 s): see docs/operations.md.
 const REDIS_TIMEOUT_MS = 500;
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_SENSITIVE_MAX: '1000000' };
 
 it('latency and hung connections to PostgreSQL and Redis through a proxy: slow answers stay 200, hung PostgreSQL reads answer 504 TIMEOUT at REQUEST_TIMEOUT_MS, a hung Redis turns signed requests into 503 and leaves reads alone, and both pools recover', async () => {
   const tdb = await createTestDatabase();
@@ -25,19 +21,12 @@ it('latency and hung connections to PostgreSQL and Redis through a proxy: slow a
   const redisProxy = await startFreezableProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
   const dbUrl = new URL(tdb.url);
   dbUrl.port = new URL(pgProxy.url).port;
-  const api = spawnApi({
-    DATABASE_URL: dbUrl.toString(),
-    REDIS_URL: redisProxy.url,
-    TENANT_ID: testTenant(),
-    PROGRAM_ID,
-    REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
-    REDIS_COMMAND_TIMEOUT_MS: String(REDIS_TIMEOUT_MS),
-    ...HIGH,
-  });
+  const api = spawnApi(
+    tenantEnv(dbUrl.toString(), { REDIS_URL: redisProxy.url, REQUEST_TIMEOUT_MS: String(TIMEOUT_MS), REDIS_COMMAND_TIMEOUT_MS: String(REDIS_TIMEOUT_MS), ...HIGH_LIMITS }),
+  );
   try {
     const port = await api.port;
-    const pair = nacl.sign.keyPair();
-    const wallet = { address: bs58.encode(pair.publicKey), secretKey: pair.secretKey };
+    const wallet = testWallet();
     const reads = startLoad(3, () => get(port, '/api/v1/markets?limit=5'));
     const signed = startLoad(1, () => get(port, '/api/v1/positions', walletHeaders(wallet, 'GET /positions', { nonce: randomBytes(12).toString('hex') })));
     const phase = async (name: string, ms: number, act: () => void) => {

@@ -1,16 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { createApiKeyStore } from '../../core/api-keys';
-import { createDatabase, type Database } from '../../core/db';
 import { planOf } from '../../core/plans';
-import { redisReady, type Redis } from '../../core/redis/client';
-import { startApiServer } from '../../server/run';
-import { createLiveStores } from '../../server/stores';
 import { KEY_REVOKED_REASON, WS_SUBPROTOCOL } from '../../server/ws/protocol';
-import { testWallet, walletHeaders, type Json } from '../support/api';
-import { testCommon } from '../support/common';
-import { createTestDatabase, type TestDatabase } from '../support/pg';
-import { connectRedis, testTenant } from '../support/redis';
+import { testWallet, walletHeaders } from '../support/api';
+import { apiSuite } from '../support/api-servers';
+import { testTenant } from '../support/redis';
 import { ASYNCAPI_LEGACY_PATH, asyncApiSchemaCheck, assertMatchesLegacyAsyncApi, refusedUpgrade, WsClient } from '../support/ws';
 
 const assertRefusal = asyncApiSchemaCheck(ASYNCAPI_LEGACY_PATH, 'UpgradeRefusal');
@@ -18,26 +13,16 @@ const randomKey = () => `mik_${randomBytes(6).toString('hex')}_${randomBytes(32)
 
 /** Issue 31 findings 4 and 5 on `/ws` of the appendix variant: bad keys, revoked keys, where the key travels (D-188…D-191). */
 describe('API keys on /ws of a legacy tenant (two replicas, real Redis and PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let database: Database;
-  const redisClients: Redis[] = [];
-  const stops: (() => Promise<void>)[] = [];
   const sockets: WebSocket[] = [];
+  // The clients' sockets go before the servers close.
+  afterAll(() => sockets.forEach((s) => s.terminate()));
+  const suite = apiSuite();
   const tenant = testTenant();
   const admin = testWallet();
   let http: string[] = [];
 
-  async function replica(): Promise<string> {
-    const common = testCommon({ TENANT_ID: tenant, API_PORT: '0', API_HOST: '127.0.0.1', API_VARIANT: 'legacy', ADMIN_WALLETS: admin.address, RATE_LIMIT_SENSITIVE_MAX: '1000' });
-    const redis = connectRedis();
-    await redisReady(redis, 5_000);
-    redisClients.push(redis);
-    const live = createLiveStores(common, redis);
-    common.shutdown.add('live', () => live.close());
-    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: true, docs: false });
-    stops.push(() => common.shutdown.run('test over'));
-    return `http://127.0.0.1:${port}`;
-  }
+  const replica = async () =>
+    (await suite.startProcess({ TENANT_ID: tenant, API_VARIANT: 'legacy', ADMIN_WALLETS: admin.address, RATE_LIMIT_SENSITIVE_MAX: '1000' }, suite.db, { busCarriesIndexer: true, docs: false })).url;
   const wsUrl = (base: string) => `${base.replace(/^http:/, 'ws:')}/ws`;
   /** A connection with `key` in `X-API-Key` (or offered as a subprotocol), checked against asyncapi-legacy.yaml. */
   async function connect(base: string, key: string, how: 'header' | 'subprotocol' = 'header') {
@@ -52,38 +37,17 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
     sockets.push(c instanceof WsClient ? c.ws : c);
     return c;
   }
-  /** A refused upgrade from a chosen loopback address, its status, headers and body. */
-  const refusedFrom = (localAddress: string, url: string) =>
-    new Promise<{ status: number; headers: Record<string, unknown>; body: Json }>((resolve, reject) => {
-      const ws = new WebSocket(url, { localAddress });
-      ws.once('open', () => (ws.close(), reject(new Error('the upgrade was accepted'))));
-      ws.once('unexpected-response', (_req, res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) as Json }));
-      });
-      ws.once('error', () => {});
-    });
   const closed = (ws: WebSocket) => new Promise<{ code: number; reason: string }>((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    database = createDatabase({ url: tdb.url, poolMax: 4 });
     http = [await replica(), await replica()];
-  });
-  afterAll(async () => {
-    sockets.forEach((s) => s.terminate());
-    for (const stop of stops) await stop();
-    for (const r of redisClients) r.disconnect();
-    await database.close();
-    await tdb.drop();
   });
 
   it('upgrades with bad keys spend the address\'s keyless budget, then 429 without a lookup', async () => {
     const free = planOf('free').requestsPerMinute;
     const statuses: number[] = [];
     for (let i = 0; i < free + 20; i++) {
-      const r = await refusedFrom('127.0.0.44', `${wsUrl(http[i % 2]!)}?apiKey=${randomKey()}`);
+      const r = await refusedUpgrade(`${wsUrl(http[i % 2]!)}?apiKey=${randomKey()}`, { localAddress: '127.0.0.44' });
       assertRefusal(r.body);
       statuses.push(r.status);
       if (r.status === 429) expect([r.body.error.code, Number(r.headers['retry-after']) > 0]).toEqual(['RATE_LIMITED', true]);
@@ -93,7 +57,7 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
   });
 
   it('closes a revoked key\'s open connections with 1008 on every replica: revoked by an admin call, or in the database alone', async () => {
-    const keys = createApiKeyStore(database.db);
+    const keys = createApiKeyStore(suite.db);
     const { key, info } = await keys.create({ tenant, plan: 'pro' });
     const onA = (await connect(http[0]!, key)) as WsClient;
     const onB = (await connect(http[1]!, key)) as WsClient;
@@ -121,22 +85,14 @@ describe('API keys on /ws of a legacy tenant (two replicas, real Redis and Postg
   });
 
   it('takes the key as a subprotocol only beside market-indexer, so the key is never echoed back; revocation closes it too', async () => {
-    const keys = createApiKeyStore(database.db);
+    const keys = createApiKeyStore(suite.db);
     const { key, info } = await keys.create({ tenant, plan: 'basic' });
     const ws = (await connect(http[0]!, key, 'subprotocol')) as WebSocket;
     expect(ws.protocol).toBe(WS_SUBPROTOCOL);
     const gone = closed(ws);
     await keys.revoke({ tenant, keyId: info.keyId });
     expect(await gone).toEqual({ code: 1008, reason: KEY_REVOKED_REASON });
-    const alone = await new Promise<{ status: number; body: Json }>((resolve) => {
-      const bare = new WebSocket(wsUrl(http[0]!), [`apikey.${key}`]);
-      bare.once('unexpected-response', (_req, res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      });
-      bare.once('error', () => {});
-    });
+    const alone = await refusedUpgrade(wsUrl(http[0]!), { protocols: [`apikey.${key}`] });
     assertRefusal(alone.body);
     expect(alone).toMatchObject({ status: 400, body: { success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining(WS_SUBPROTOCOL) } } });
   });

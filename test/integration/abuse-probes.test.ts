@@ -1,9 +1,6 @@
-import { createDatabase, type Database, type Db } from '../../core/db';
-import { createApp } from '../../server/app';
-import { createApiStores } from '../../server/stores';
-import { serve } from '../support/api';
+import { createDatabase, type Db } from '../../core/db';
+import { apiSuite } from '../support/api-servers';
 import { testCommon } from '../support/common';
-import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { rawGet } from '../support/raw-http';
 
 /** The database, with every query method call counted. */
@@ -22,40 +19,25 @@ function counted(db: Db): { db: Db; calls: () => number } {
 
 /** Issue 23 finding 6: probes flooded from several addresses (D-101). */
 describe('/health and /ready under a flood (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let database: Database;
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    database = createDatabase({ url: tdb.url, poolMax: 4 });
-  });
-  afterAll(async () => {
-    await database.close();
-    await tdb.drop();
-  });
+  const suite = apiSuite();
+  /** The app on the database `db`, no Redis: the port it listens on. */
+  const serveOn = async (env: Record<string, string>, db: Db) => Number(new URL(await suite.startInMemory(testCommon(env), db)).port);
 
   it('costs the database one dependency check per interval, however many probes arrive', async () => {
-    const common = testCommon({ HEALTH_CHECK_CACHE_MS: '60000' });
-    const c = counted(database.db);
-    const s = await serve(createApp({ common, db: c.db, ...createApiStores(common, undefined) }));
-    const port = Number(new URL(s.url).port);
-    try {
-      const flood = await Promise.all(
-        Array.from({ length: 600 }, (_, i) => rawGet(port, i % 2 ? '/health' : '/ready', { localAddress: `127.0.0.${2 + (i % 3)}` })),
-      );
-      expect(flood.every((r) => r.status === 200)).toBe(true);
-      expect(flood.find((r) => r.json.checks)?.json).toMatchObject({ status: 'degraded', dbConnected: true, indexerRunning: false });
-      // One check: the ping and the indexer state row.
-      expect(c.calls()).toBe(2);
-    } finally {
-      await s.close();
-    }
+    const c = counted(suite.db);
+    const port = await serveOn({ HEALTH_CHECK_CACHE_MS: '60000' }, c.db);
+    const flood = await Promise.all(
+      Array.from({ length: 600 }, (_, i) => rawGet(port, i % 2 ? '/health' : '/ready', { localAddress: `127.0.0.${2 + (i % 3)}` })),
+    );
+    expect(flood.every((r) => r.status === 200)).toBe(true);
+    expect(flood.find((r) => r.json.checks)?.json).toMatchObject({ status: 'degraded', dbConnected: true, indexerRunning: false });
+    // One check: the ping and the indexer state row.
+    expect(c.calls()).toBe(2);
   });
 
   it('stays live without its database (degraded, 200) and is not ready (503)', async () => {
-    const common = testCommon({ HEALTH_CHECK_CACHE_MS: '0' });
     const down = createDatabase({ url: 'postgres://postgres@127.0.0.1:1/none', poolMax: 1 });
-    const s = await serve(createApp({ common, db: down.db, ...createApiStores(common, undefined) }));
-    const port = Number(new URL(s.url).port);
+    const port = await serveOn({ HEALTH_CHECK_CACHE_MS: '0' }, down.db);
     try {
       const h = await rawGet(port, '/health');
       expect([h.status, h.json.status, h.json.dbConnected]).toEqual([200, 'degraded', false]);
@@ -63,7 +45,6 @@ describe('/health and /ready under a flood (real PostgreSQL)', () => {
       const r = await rawGet(port, '/ready');
       expect([r.status, r.json]).toEqual([503, { ready: false, dbConnected: false, indexerRunning: false }]);
     } finally {
-      await s.close();
       void down.close();
     }
   });

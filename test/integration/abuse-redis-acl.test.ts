@@ -1,14 +1,10 @@
 import Redis from 'ioredis';
-import { createDatabase, type Database } from '../../core/db';
 import { tenantAclRules, tenantAclUser } from '../../core/redis/acl';
 import { createRedis, redisReady, type Redis as AppRedis } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisUpdateLog } from '../../core/redis/updates';
-import { startApiServer } from '../../server/run';
-import { createLiveStores } from '../../server/stores';
 import { testWallet, walletHeaders } from '../support/api';
-import { testCommon } from '../support/common';
-import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { apiSuite } from '../support/api-servers';
 import { testTenant } from '../support/redis';
 import { startRedisServer, type RedisProcess } from '../support/redis-server';
 import { WsClient } from '../support/ws';
@@ -21,12 +17,10 @@ type AclEntry = { reason: string; object: string; username: string };
  * with no denial, and a tenant's credentials reach nothing of another tenant.
  */
 describe('one Redis ACL user per tenant (a redis-server of the suite\'s own)', () => {
+  const suite = apiSuite();
   let server: RedisProcess;
   let admin: Redis;
-  let tdb: TestDatabase;
-  let database: Database;
   const clients: AppRedis[] = [];
-  const stops: (() => Promise<void>)[] = [];
   const [a, b] = [testTenant(), testTenant()];
   const password = (t: string) => `pw-${t}`;
   const urlOf = (t: string) => `redis://${tenantAclUser(t)}:${password(t)}@127.0.0.1:${server.port}`;
@@ -40,16 +34,12 @@ describe('one Redis ACL user per tenant (a redis-server of the suite\'s own)', (
     await admin.call('ACL', 'SETUSER', 'default', 'off');
     admin.disconnect();
     admin = new Redis({ port: server.port, host: '127.0.0.1', username: 'operator', password: 'operator-pw' });
-    tdb = await createTestDatabase();
-    database = createDatabase({ url: tdb.url, poolMax: 4 });
   });
+  // After the suite's API servers (apiSuite closes them first).
   afterAll(async () => {
-    for (const stop of stops) await stop();
     clients.forEach((c) => c.disconnect());
     admin.disconnect();
     await server.close();
-    await database.close();
-    await tdb.drop();
   });
 
   const connect = async (t: string) => {
@@ -60,12 +50,7 @@ describe('one Redis ACL user per tenant (a redis-server of the suite\'s own)', (
     return r;
   };
   async function api(t: string) {
-    const common = testCommon({ TENANT_ID: t, API_PORT: '0', API_HOST: '127.0.0.1', REDIS_URL: urlOf(t) });
-    const redis = await connect(t);
-    const live = createLiveStores(common, redis);
-    common.shutdown.add('live', () => live.close());
-    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: true, docs: false });
-    stops.push(() => common.shutdown.run('test over'));
+    const { port } = await suite.startProcess({ TENANT_ID: t, REDIS_URL: urlOf(t) }, suite.db, { redisUrl: urlOf(t), busCarriesIndexer: true, docs: false });
     return `127.0.0.1:${port}`;
   }
   const aclLog = async () => ((await admin.call('ACL', 'LOG')) as unknown[][]).map((e) => {

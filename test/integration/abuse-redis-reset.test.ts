@@ -1,18 +1,13 @@
 import IORedis from 'ioredis';
-import { createDatabase, type Database } from '../../core/db';
-import { createRedis, redisReady, type Redis } from '../../core/redis/client';
+import type { Redis } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
 import { checkRedisRequirements } from '../../core/redis/requirements';
 import { REDIS_ARGS } from '../../cdk8s/lib/dev-stores';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { keyPairOf } from '../../simulator/ids';
-import { startApiServer } from '../../server/run';
-import { createLiveStores } from '../../server/stores';
-import { walletHeaders } from '../support/api';
-import { testCommon } from '../support/common';
-import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { testWallet, walletHeaders } from '../support/api';
+import { apiSuite } from '../support/api-servers';
 import { rawGet } from '../support/raw-http';
 import { startRedisServer } from '../support/redis-server';
 import { testTenant } from '../support/redis';
@@ -24,46 +19,25 @@ import { WsClient } from '../support/ws';
  * under two API replicas of one tenant (D-102, D-103).
  */
 describe('two API replicas across a Redis restart without persistence', () => {
-  let tdb: TestDatabase;
-  let database: Database;
+  const suite = apiSuite();
   let server: Awaited<ReturnType<typeof startRedisServer>>;
-  const clients: Redis[] = [];
-  const stops: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    database = createDatabase({ url: tdb.url, poolMax: 4 });
     server = await startRedisServer();
   });
-  afterEach(async () => {
-    await Promise.all(stops.splice(0).map((s) => s()));
-    clients.splice(0).forEach((c) => c.disconnect());
-  });
-  afterAll(async () => {
-    await server.close();
-    await database.close();
-    await tdb.drop();
-  });
+  afterEach(() => suite.closeAll());
+  afterAll(() => server.close());
 
-  async function replica(tenant: string, env: Record<string, string> = {}) {
-    // Reconnect quickly after the restart: the test waits for it.
-    const r = createRedis(server.url, { enableAutoPipelining: true, retryStrategy: () => 100 });
-    r.on('error', () => undefined);
-    clients.push(r);
-    await redisReady(r);
-    const common = testCommon({ TENANT_ID: tenant, API_PORT: '0', API_HOST: '127.0.0.1', ...env });
-    const live = createLiveStores(common, r);
-    const { port } = await startApiServer({ common, db: database.db, redis: r, live, busCarriesIndexer: false });
-    stops.push(async () => (await common.shutdown.run('test'), await live.close()));
-    return { port, redis: r };
-  }
+  // Reconnecting quickly after the restart: the test waits for it.
+  const replica = (tenant: string, env: Record<string, string> = {}) =>
+    suite.startProcess({ TENANT_ID: tenant, ...env }, suite.db, { redisUrl: server.url, redisOptions: { retryStrategy: () => 100 } });
   const ready = (r: Redis) => waitFor('redis ready', async () => r.status === 'ready', 20_000);
 
   it('refuses a nonce used before the restart, on either replica, and accepts messages dated after it', async () => {
     const tenant = testTenant();
     const a = await replica(tenant);
     const b = await replica(tenant);
-    const trader = keyPairOf('nonce-reset-trader');
+    const trader = testWallet();
     const target = `/positions?owner=${trader.address}`;
     const headers = walletHeaders(trader, `GET ${target}`);
     const get = (port: number, h: Record<string, string>) => rawGet(port, `/api/v1${target}`, { headers: h });

@@ -1,11 +1,9 @@
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
-import { createDatabase, type Database } from '../../core/db';
 import { verifyEd25519 } from '../../server/auth/verify';
 import { call, HIGH_LIMITS, testWallet, walletHeaders } from '../support/api';
-import { createApiServers } from '../support/api-servers';
+import { apiSuite } from '../support/api-servers';
 import { testCommon } from '../support/common';
-import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { testTenant } from '../support/redis';
 
 // No market exists: a request that passes the limits is refused by the route's own check (400).
@@ -13,18 +11,7 @@ const ORDER = { market: bs58.encode(Buffer.alloc(32, 7)), side: 'buy_yes', price
 
 /** Issue 31 finding 2: fresh keypairs from one address (D-187). */
 describe('signed routes spend a per-address bucket besides the wallet\'s (real signatures, PostgreSQL, Redis)', () => {
-  let tdb: TestDatabase;
-  let database: Database;
-  const apis = createApiServers();
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    database = createDatabase({ url: tdb.url, poolMax: 4 });
-  });
-  afterAll(async () => {
-    await apis.closeAll();
-    await database.close();
-    await tdb.drop();
-  });
+  const apis = apiSuite();
 
   const placeOrder = (base: string, from?: string) =>
     call(`${base}/api/v1/tx/place-order`, {
@@ -36,7 +23,7 @@ describe('signed routes spend a per-address bucket besides the wallet\'s (real s
   it('/tx: one address gets RATE_LIMIT_WALLETS_PER_IP wallets\' worth of the sensitive tier, whatever the keypairs; then 429 unverified', async () => {
     let verified = 0;
     const common = testCommon({ TENANT_ID: testTenant(), ...HIGH_LIMITS, RATE_LIMIT_SENSITIVE_MAX: '2', RATE_LIMIT_WALLETS_PER_IP: '3', TRUST_PROXY: 'loopback' });
-    const base = await apis.start(common, database.db, { verifySignature: (m, s, k) => (verified++, verifyEd25519(m, s, k)) });
+    const base = await apis.start(common, apis.db, { verifySignature: (m, s, k) => (verified++, verifyEd25519(m, s, k)) });
     const statuses: number[] = [];
     for (let i = 0; i < 20; i++) {
       const r = await placeOrder(base);
@@ -56,7 +43,7 @@ describe('signed routes spend a per-address bucket besides the wallet\'s (real s
   });
 
   it('/attestations: stored per address at most compliance × RATE_LIMIT_WALLETS_PER_IP a window', async () => {
-    const base = await apis.start(testCommon({ TENANT_ID: testTenant(), ...HIGH_LIMITS, RATE_LIMIT_COMPLIANCE_MAX: '1' }), database.db);
+    const base = await apis.start(testCommon({ TENANT_ID: testTenant(), ...HIGH_LIMITS, RATE_LIMIT_COMPLIANCE_MAX: '1' }), apis.db);
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) {
       const w = testWallet();
@@ -66,6 +53,6 @@ describe('signed routes spend a per-address bucket besides the wallet\'s (real s
       statuses.push(r.status);
     }
     expect(statuses).toEqual([...Array(5).fill(200), ...Array(7).fill(429)]);
-    expect((await database.db.one<{ n: number }>('SELECT count(*)::int AS n FROM attestations')).n).toBe(5);
+    expect((await apis.db.one<{ n: number }>('SELECT count(*)::int AS n FROM attestations')).n).toBe(5);
   });
 });

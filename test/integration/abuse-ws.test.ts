@@ -1,45 +1,18 @@
-import { createDatabase, type Database } from '../../core/db';
 import { WS_LIMITS } from '../../core/limits';
-import { createRedis, redisReady, type Redis } from '../../core/redis/client';
-import { keyPairOf } from '../../simulator/ids';
 import { verifyEd25519, type SignatureVerifier } from '../../server/auth/verify';
-import { startApiServer } from '../../server/run';
-import { createLiveStores } from '../../server/stores';
 import { AUTH_FAILURES_REASON, WS_ERRORS } from '../../server/ws/protocol';
-import { testCommon } from '../support/common';
-import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { testWallet } from '../support/api';
+import { apiSuite } from '../support/api-servers';
 import { rawGet } from '../support/raw-http';
-import { TEST_REDIS_URL, testTenant } from '../support/redis';
 import { WsClient, wsAuth } from '../support/ws';
 
 /** Issue 23 finding 1: failed `positions:` authentications on /ws (D-77, D-100). */
 describe('/ws authentication abuse (real sockets, real Redis)', () => {
-  let tdb: TestDatabase;
-  let database: Database;
-  const redis: Redis[] = [];
-  const trader = keyPairOf('ws-abuse-trader');
+  const suite = apiSuite();
+  const trader = testWallet();
   const channel = `positions:${trader.address}`;
   const bad = () => ({ type: 'subscribe', channel, auth: wsAuth(trader, `WS_SUBSCRIBE ${channel}`, { forge: true }) });
-
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    database = createDatabase({ url: tdb.url, poolMax: 4 });
-  });
-  afterAll(async () => {
-    redis.forEach((r) => r.disconnect());
-    await database.close();
-    await tdb.drop();
-  });
-
-  async function api(env: Record<string, string>, verifySignature: SignatureVerifier) {
-    const r = createRedis(TEST_REDIS_URL, { enableAutoPipelining: true });
-    redis.push(r);
-    await redisReady(r);
-    const common = testCommon({ TENANT_ID: testTenant(), API_PORT: '0', API_HOST: '127.0.0.1', ...env });
-    const live = createLiveStores(common, r);
-    const { port } = await startApiServer({ common, db: database.db, redis: r, live, busCarriesIndexer: false, verifySignature });
-    return { common, port, close: async () => (await common.shutdown.run('test'), await live.close()) };
-  }
+  const api = (env: Record<string, string>, verifySignature: SignatureVerifier) => suite.startProcess(env, suite.db, { verifySignature });
 
   it(`closes a connection with 1008 after ${WS_LIMITS.maxAuthFailures} failed authentications, budget refusals included`, async () => {
     let calls = 0;

@@ -1,39 +1,22 @@
 import { readFileSync } from 'node:fs';
 import express from 'express';
 import YAML from 'yaml';
-import { createShutdown, type Common } from '../../core/common';
-import { loadConfig } from '../../core/config';
-import { createDatabase, type Database } from '../../core/db';
-import { createRedis, redisReady, type Redis } from '../../core/redis/client';
-import { createLogger } from '../../core/telemetry/logger';
-import { createMetrics } from '../../core/telemetry/metrics';
-import { keyPairOf } from '../../simulator/ids';
 import { verifyEd25519, type SignatureVerifier } from '../../server/auth/verify';
 import { NON_ASCII_MESSAGE } from '../../server/auth/wallet-auth';
 import { errorMapper } from '../../server/http/errors';
-import { startApiServer } from '../../server/run';
-import { createLiveStores } from '../../server/stores';
 import { WS_ERRORS } from '../../server/ws/protocol';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
-import { call, serve, walletHeaders } from '../support/api';
+import { call, HIGH_LIMITS, serve, testWallet, walletHeaders } from '../support/api';
+import { apiSuite } from '../support/api-servers';
+import { testCommon } from '../support/common';
 import { WsClient, wsAuth } from '../support/ws';
 import { assertErrorEnvelope, OPENAPI_PATH } from '../support/openapi';
-import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { rawGet, type RawResponse } from '../support/raw-http';
-import { TEST_REDIS_URL, testTenant } from '../support/redis';
+import { testTenant } from '../support/redis';
 
-const HIGH = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_SENSITIVE_MAX: '1000000' };
 const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8')) as { paths: Record<string, { get?: unknown }> };
 const GET_PATHS = Object.keys(doc.paths).filter((p) => doc.paths[p]!.get);
-
-/** A Common whose log lines (from debug up) are kept, to check what a request logged. */
-function capturingCommon(env: Record<string, string>): Common & { lines: string[] } {
-  const config = loadConfig({ LOG_LEVEL: 'debug', API_PORT: '0', API_HOST: '127.0.0.1', ...env });
-  const lines: string[] = [];
-  const logger = createLogger({ level: config.logLevel, service: 'test', tenant: config.tenantId, destination: { write: (s: string) => void lines.push(s) } });
-  return { config, logger, metrics: createMetrics({ processMetrics: false }), shutdown: createShutdown(logger), lines };
-}
 
 /** Every form a client may use for a documented path: canonical, the legacy `/api/` prefix, the root alias. */
 function forms(template: string, value: string): string[] {
@@ -46,29 +29,13 @@ function forms(template: string, value: string): string[] {
 const MALFORMED = ['%ff%fe', '%E0%A4%A', '%', '%zz', 'a%2', '%C0%AF', '%ED%A0%80'];
 
 describe('hostile request targets (real sockets, real Redis)', () => {
-  let tdb: TestDatabase;
-  let database: Database;
-  const redis: Redis[] = [];
+  const suite = apiSuite();
 
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    database = createDatabase({ url: tdb.url, poolMax: 4 });
-  });
-  afterAll(async () => {
-    redis.forEach((r) => r.disconnect());
-    await database.close();
-    await tdb.drop();
-  });
-
-  /** The API server as the process runs it (startApiServer), on Redis under a fresh tenant. */
+  /** The API server as the process runs it (startApiServer), on Redis under a fresh tenant; its log lines from debug up kept. */
   async function api(env: Record<string, string>, verifySignature?: SignatureVerifier) {
-    const r = createRedis(TEST_REDIS_URL, { enableAutoPipelining: true });
-    redis.push(r);
-    await redisReady(r);
-    const common = capturingCommon({ TENANT_ID: testTenant(), ...env });
-    const live = createLiveStores(common, r);
-    const { port } = await startApiServer({ common, db: database.db, redis: r, live, busCarriesIndexer: false, docs: true, verifySignature });
-    return { common, port, close: async () => (await common.shutdown.run('test'), await live.close()) };
+    const lines: string[] = [];
+    const s = await suite.startProcess({ LOG_LEVEL: 'debug', ...env }, suite.db, { docs: true, verifySignature, logTo: (line) => void lines.push(line) });
+    return { ...s, lines };
   }
 
   const expectMalformed = (r: RawResponse, where: string) => {
@@ -78,8 +45,8 @@ describe('hostile request targets (real sockets, real Redis)', () => {
   };
 
   it('answers malformed percent-encoding in any path or query, on every route and alias, with 400 INVALID_PARAMETER and logs no stack', async () => {
-    const s = await api(HIGH);
-    const startup = s.common.lines.length;
+    const s = await api(HIGH_LIMITS);
+    const startup = s.lines.length;
     try {
       const targets: string[] = [];
       for (const template of GET_PATHS) {
@@ -98,7 +65,7 @@ describe('hostile request targets (real sockets, real Redis)', () => {
       expect((await rawGet(s.port, '/api/v1/markets?st%61te=2')).status).toBe(200);
       expect((await rawGet(s.port, '/api/v1/markets/%31%32')).status).toBe(404);
       // A client's mistake is not the server's error: nothing above debug, never a stack.
-      const lines = s.common.lines.slice(startup);
+      const lines = s.lines.slice(startup);
       expect(lines.length).toBeLessThanOrEqual(targets.length + 2);
       for (const line of lines) {
         const entry = JSON.parse(line) as { level: string; err?: unknown };
@@ -131,7 +98,7 @@ describe('hostile request targets (real sockets, real Redis)', () => {
   });
 
   it('answers what Node\'s HTTP parser refuses with the error envelope, not a bare status line', async () => {
-    const s = await api(HIGH);
+    const s = await api(HIGH_LIMITS);
     try {
       for (const target of [Buffer.from('/api/v1/markets/é', 'utf8'), '/api/v1/markets a', '/api/v1/markets\u0001', Buffer.from([0x2f, 0xff, 0xfe])]) {
         const r = await rawGet(s.port, target);
@@ -145,7 +112,8 @@ describe('hostile request targets (real sockets, real Redis)', () => {
   });
 
   it('maps a router decoding error that reaches the error mapper to 400, without logging it', async () => {
-    const common = capturingCommon({});
+    const lines: string[] = [];
+    const common = testCommon({ LOG_LEVEL: 'debug' }, { logTo: (line) => void lines.push(line) });
     const app = express();
     app.get('/x/:p', (_req, res) => void res.json({}));
     app.use(errorMapper(common.logger, 1000));
@@ -156,14 +124,14 @@ describe('hostile request targets (real sockets, real Redis)', () => {
         400,
         { error: 'Malformed percent-encoding in the request path', code: 'INVALID_PARAMETER', details: [{ field: 'path', message: 'malformed percent-encoding' }] },
       ]);
-      expect(common.lines).toEqual([]);
+      expect(lines).toEqual([]);
     } finally {
       await s.close();
     }
   });
 
   describe('signature verification budget (D-77)', () => {
-    const trader = keyPairOf('budget-trader');
+    const trader = testWallet();
     /** The real verifier, counted: how many signatures the server checked. */
     const counting = () => {
       const c: { calls: number; verify: SignatureVerifier } = { calls: 0, verify: (m, sig, k) => (c.calls++, verifyEd25519(m, sig, k)) };
@@ -246,10 +214,10 @@ describe('hostile request targets (real sockets, real Redis)', () => {
   });
 
   describe('what error bodies echo, unknown parameters, header encoding', () => {
-    const trader = keyPairOf('echo-trader');
+    const trader = testWallet();
 
     it('echoes at most 64 characters of a rejected value or name, once in `error` and once in `details`', async () => {
-      const s = await api(HIGH);
+      const s = await api(HIGH_LIMITS);
       const base = `http://127.0.0.1:${s.port}`;
       try {
         const long = (c: string) => c.repeat(14_000);
@@ -280,7 +248,7 @@ describe('hostile request targets (real sockets, real Redis)', () => {
     });
 
     it('refuses an unknown query parameter with 400 INVALID_PARAMETER on every documented endpoint', async () => {
-      const s = await api(HIGH);
+      const s = await api(HIGH_LIMITS);
       const base = `http://127.0.0.1:${s.port}`;
       const signedPaths = Object.entries(doc.paths as Record<string, { get?: { security?: unknown[] } }>)
         .filter(([, op]) => op.get?.security?.some((x) => Object.keys(x as object).length > 0))
@@ -303,7 +271,7 @@ describe('hostile request targets (real sockets, real Redis)', () => {
     });
 
     it('refuses a non-ASCII x-wallet-message with a clear 401, and verifies the same text written with JSON \\u escapes', async () => {
-      const s = await api(HIGH);
+      const s = await api(HIGH_LIMITS);
       try {
         const signedRaw = (text: string) => {
           const bytes = Buffer.from(text, 'utf8');

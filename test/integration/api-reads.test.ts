@@ -1,14 +1,13 @@
 import net from 'node:net';
 import fc from 'fast-check';
-import { createDatabase, type Database } from '../../core/db';
+import { createDatabase } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../indexer/sources/simulator';
-import { createApp } from '../../server/app';
-import { createApiStores } from '../../server/stores';
+import { apiSuite, createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
-import { call, serve, type Json } from '../support/api';
-import { createTestDatabase, type TestDatabase } from '../support/pg';
+import { call, type Json } from '../support/api';
+import { createTestDatabase } from '../support/pg';
 import { waitFor } from '../support/tables';
 
 const get = call;
@@ -21,31 +20,23 @@ function expectError(r: { status: number; body: Json }, status: number, code: st
 }
 
 describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', () => {
-  let tdb: TestDatabase;
-  let database: Database;
-  let api: { url: string; close(): Promise<void> };
-  const v1 = (p: string) => `${api.url}/api/v1${p}`;
+  const suite = apiSuite();
+  let url: string;
+  const v1 = (p: string) => `${url}/api/v1${p}`;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    database = createDatabase({ url: tdb.url, poolMax: 4 });
     const common = testCommon({ PROGRAM_ID });
     // Markets in every state, orders, fills, fee and tick changes: written by the indexer itself.
     const source = createSimulatorSource({ seed: 909, programId: PROGRAM_ID, untilSlot: 1_500, epochSeconds: 30 });
-    await createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source }).run();
-    api = await serve(createApp({ common, db: database.db, ...createApiStores(common, undefined) }));
-  });
-  afterAll(async () => {
-    await api.close();
-    await database.close();
-    await tdb.drop();
+    await createIndexer({ common, db: suite.db, pgp: suite.database.pgp, databaseUrl: suite.url, updates: undefined, source }).run();
+    url = await suite.startInMemory(common, suite.db);
   });
 
   it('lists markets newest first with every field of spec 2.2 and the pagination envelope', async () => {
     const r = await get(v1('/markets'));
     expect(r.status).toBe(200);
     const { markets, total, limit, offset } = r.body.data;
-    const n = (await database.db.one('SELECT count(*)::int AS n FROM markets')).n;
+    const n = (await suite.db.one('SELECT count(*)::int AS n FROM markets')).n;
     expect({ total, limit, offset }).toEqual({ total: n, limit: 50, offset: 0 });
     expect(markets.length).toBe(Math.min(50, n));
     for (const m of markets) {
@@ -88,7 +79,7 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
   });
 
   it('serves market detail by address and by epoch id, with a 10-level book sorted per side', async () => {
-    const busiest = await database.db.one(
+    const busiest = await suite.db.one(
       `SELECT m.address, m.market_id FROM markets m JOIN orderbook_levels l ON l.market_address = m.address
         GROUP BY m.address, m.market_id ORDER BY count(*) DESC LIMIT 1`,
     );
@@ -96,18 +87,18 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
     expect(byAddress.status).toBe(200);
     const { market, orderbook } = byAddress.body.data;
     expect(market.orderbook).toEqual(orderbook);
-    const levels = await database.db.any('SELECT book_side, price_bps, quantity, orders FROM orderbook_levels WHERE market_address = $1', [busiest.address]);
+    const levels = await suite.db.any('SELECT book_side, price_bps, quantity, orders FROM orderbook_levels WHERE market_address = $1', [busiest.address]);
     const bids = levels.filter((l) => l.book_side === 0).sort((a, b) => b.price_bps - a.price_bps).slice(0, 10);
     const asks = levels.filter((l) => l.book_side === 1).sort((a, b) => a.price_bps - b.price_bps).slice(0, 10);
     expect(orderbook.bids).toEqual(bids.map((l) => ({ price: l.price_bps, quantity: l.quantity, orders: l.orders })));
     expect(orderbook.asks).toEqual(asks.map((l) => ({ price: l.price_bps, quantity: l.quantity, orders: l.orders })));
-    const tick = await database.db.oneOrNone('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1');
+    const tick = await suite.db.oneOrNone('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1');
     expect(market.tickSizeBps).toBe(tick?.tick_size_bps ?? 100);
-    const fee = await database.db.oneOrNone('SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1');
+    const fee = await suite.db.oneOrNone('SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1');
     expect(market.feeConfig).toEqual(fee ? { feeCapBps: fee.fee_cap_bps, decayRateBps: fee.decay_rate_bps } : { feeCapBps: 200, decayRateBps: 600 });
     expect(market.accumulatedCreatorFees).toMatch(/^\d+$/);
 
-    const first = await database.db.one('SELECT address FROM markets WHERE market_id = $1 ORDER BY id LIMIT 1', [busiest.market_id]);
+    const first = await suite.db.one('SELECT address FROM markets WHERE market_id = $1 ORDER BY id LIMIT 1', [busiest.market_id]);
     const byId = await get(v1(`/markets/${busiest.market_id}`));
     expect(byId.body.data.market.address).toBe(first.address);
 
@@ -116,7 +107,7 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
   });
 
   it('serves trades of a transaction and recent trades, snake_case with aliases, unwrapped', async () => {
-    const t = await database.db.one('SELECT tx_signature, count(*)::int AS n FROM trades GROUP BY tx_signature ORDER BY count(*) DESC LIMIT 1');
+    const t = await suite.db.one('SELECT tx_signature, count(*)::int AS n FROM trades GROUP BY tx_signature ORDER BY count(*) DESC LIMIT 1');
     const r = await get(v1(`/trades?tx=${t.tx_signature}`));
     expect(r.status).toBe(200);
     expect(Object.keys(r.body)).toEqual(['trades']);
@@ -135,8 +126,8 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
   it('serves /config unwrapped with the newest tick size and fee curve, also at the deprecated root alias', async () => {
     const r = await get(v1('/config'));
     expect(r.status).toBe(200);
-    const tick = await database.db.oneOrNone('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1');
-    const fee = await database.db.oneOrNone('SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1');
+    const tick = await suite.db.oneOrNone('SELECT tick_size_bps FROM tick_size_history ORDER BY slot DESC, event_index DESC LIMIT 1');
+    const fee = await suite.db.oneOrNone('SELECT fee_cap_bps, decay_rate_bps FROM fee_config_history ORDER BY slot DESC, event_index DESC LIMIT 1');
     expect(tick).not.toBeNull(); // the simulated chain changes the tick size: the default is not what is shown
     expect(r.body).toEqual({
       programId: PROGRAM_ID,
@@ -144,7 +135,7 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
       tickSizeBps: tick.tick_size_bps,
       feeConfig: fee ? { feeCapBps: fee.fee_cap_bps, decayRateBps: fee.decay_rate_bps } : { feeCapBps: 200, decayRateBps: 600 },
     });
-    const alias = await get(`${api.url}/config`);
+    const alias = await get(`${url}/config`);
     expect(alias.body).toEqual(r.body);
     expect(alias.headers.get('deprecation')).toBe('true');
     expect(alias.headers.get('x-ratelimit-limit')).toBe('300');
@@ -154,7 +145,7 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
   it('serves the fee config: 25 rows newest first, current, and split invariants', async () => {
     const r = await get(v1('/v2/fee-config'));
     expect(r.status).toBe(200);
-    const rows = await database.db.any('SELECT * FROM fee_config_history ORDER BY slot DESC, event_index DESC');
+    const rows = await suite.db.any('SELECT * FROM fee_config_history ORDER BY slot DESC, event_index DESC');
     expect(r.body.history).toHaveLength(Math.min(25, rows.length));
     expect(r.body.current).toEqual(r.body.history[0] ?? null);
     const times = r.body.history.map((h: Json) => h.changed_at);
@@ -164,22 +155,22 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
   });
 
   it('serves the top of book of the most recent market, or of the one asked for', async () => {
-    const recent = await database.db.one('SELECT address, best_bid, best_ask FROM markets ORDER BY market_id DESC, id DESC LIMIT 1');
+    const recent = await suite.db.one('SELECT address, best_bid, best_ask FROM markets ORDER BY market_id DESC, id DESC LIMIT 1');
     expect((await get(v1('/orderbook/top'))).body).toEqual({ best_bid: recent.best_bid, best_ask: recent.best_ask, market: recent.address });
     expectError(await get(v1('/orderbook/top?market=11111111111111111111111111111111')), 404, 'NOT_FOUND');
   });
 
   it('answers deprecated aliases with the canonical headers', async () => {
-    const alias = await get(`${api.url}/orderbook/top`);
+    const alias = await get(`${url}/orderbook/top`);
     expect(alias.status).toBe(200);
     expect(alias.res.headers.get('deprecation')).toBe('true');
     expect(alias.res.headers.get('link')).toBe('</api/v1/orderbook/top>; rel=canonical');
     expect(alias.res.headers.get('x-service-canonical-path')).toBe('/api/v1/orderbook/top');
-    const legacy = await get(`${api.url}/api/markets?limit=2`);
+    const legacy = await get(`${url}/api/markets?limit=2`);
     expect(legacy.status).toBe(200);
     expect(legacy.res.headers.get('deprecation')).toBe('true');
     expect(legacy.body.data.markets).toHaveLength(2);
-    const status = await get(`${api.url}/status`);
+    const status = await get(`${url}/status`);
     expect(status.res.headers.get('deprecation')).toBe('true');
     expect(status.body.data).toEqual({
       status: expect.stringMatching(/^(healthy|degraded|unhealthy)$/), synced: expect.any(Boolean), slotLag: expect.any(Number),
@@ -191,13 +182,13 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
   it('gives 404 for unknown paths, 405 with Allow for a known path, and request ids', async () => {
     expectError(await get(v1('/nope')), 404, 'NOT_FOUND');
     // The root alias of a POST-only route (issue 22): 405, allowing POST.
-    const txGet = await get(`${api.url}/tx/place-order`);
+    const txGet = await get(`${url}/tx/place-order`);
     expectError(txGet, 405, 'METHOD_NOT_ALLOWED');
     expect(txGet.res.headers.get('allow')).toBe('POST');
     const post = await get(v1('/markets'), { method: 'POST' });
     expectError(post, 405, 'METHOD_NOT_ALLOWED');
     expect(post.res.headers.get('allow')).toBe('GET, HEAD');
-    expectError(await get(`${api.url}/health`, { method: 'DELETE' }), 405, 'METHOD_NOT_ALLOWED');
+    expectError(await get(`${url}/health`, { method: 'DELETE' }), 405, 'METHOD_NOT_ALLOWED');
     const echoed = await get(v1('/markets/current'), { headers: { 'x-request-id': 'client-abc.1' } });
     expect(echoed.res.headers.get('x-request-id')).toBe('client-abc.1');
     const generated = await get(v1('/markets/current'), { headers: { 'x-request-id': 'bad id with spaces' } });
@@ -205,11 +196,11 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
   });
 
   it('serves health, readiness and metrics by route template', async () => {
-    const h = await get(`${api.url}/health`);
+    const h = await get(`${url}/health`);
     expect(h.body).toMatchObject({ dbConnected: true, lastProcessedSlot: '1500' });
     expect(h.body.checks.map((c: Json) => c.name)).toEqual(['database', 'rpc', 'indexer', 'slot_lag']);
-    expect((await get(`${api.url}/ready`)).body).toMatchObject({ ready: true, dbConnected: true });
-    const text = await (await fetch(`${api.url}/metrics`)).text();
+    expect((await get(`${url}/ready`)).body).toMatchObject({ ready: true, dbConnected: true });
+    const text = await (await fetch(`${url}/metrics`)).text();
     expect(text).toMatch(/service_api_requests_total\{method="GET",route="\/api\/v1\/markets\/:marketId",status="200"\} \d+/);
     expect(text).not.toMatch(/route="\/api\/v1\/markets\/[1-9A-HJ-NP-Za-km-z]{32,}"/);
   });
@@ -232,6 +223,7 @@ describe('REST reads over data the indexer wrote (real PostgreSQL, real HTTP)', 
 });
 
 describe('REST statement timeout (real PostgreSQL)', () => {
+  const servers = createApiServers();
   it('has PostgreSQL cancel the query of a request that timed out, and the connection serves again', async () => {
     const tdb = await createTestDatabase();
     const app = 'market-indexer-api-timeout-test';
@@ -239,12 +231,12 @@ describe('REST statement timeout (real PostgreSQL)', () => {
     const database = createDatabase({ url: tdb.url, poolMax: 1, applicationName: app, statementTimeoutMs: 300 });
     const admin = createDatabase({ url: tdb.url, poolMax: 2 });
     const common = testCommon({ REQUEST_TIMEOUT_MS: '300' });
-    const api = await serve(createApp({ common, db: database.db, hotTtlMs: 0, ...createApiStores(common, undefined) }));
+    const api = await servers.startInMemory(common, database.db, { hotTtlMs: 0 });
     const blocker = await admin.db.$pool.connect();
     try {
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE markets IN ACCESS EXCLUSIVE MODE');
-      expectError(await get(`${api.url}/api/v1/markets/current`), 504, 'TIMEOUT');
+      expectError(await get(`${api}/api/v1/markets/current`), 504, 'TIMEOUT');
       // Still locked, yet the query is gone: PostgreSQL cancelled it rather than let it wait.
       // Read outside the blocker's transaction: pg_stat_activity keeps its first snapshot for
       // the rest of a transaction.
@@ -254,20 +246,16 @@ describe('REST statement timeout (real PostgreSQL)', () => {
       // PostgreSQL's cancellation alone (57014) is answered like the handler timer: here the
       // timer is a minute away, so only the statement timeout can end the request.
       const patient = testCommon({ REQUEST_TIMEOUT_MS: '60000' });
-      const api2 = await serve(createApp({ common: patient, db: database.db, hotTtlMs: 0, ...createApiStores(patient, undefined) }));
-      try {
-        const r = await get(`${api2.url}/api/v1/markets?offset=7`);
-        expectError(r, 504, 'TIMEOUT');
-        expect(r.body.error).toBe('Request took longer than 60 seconds');
-      } finally {
-        await api2.close();
-      }
+      const api2 = await servers.startInMemory(patient, database.db, { hotTtlMs: 0 });
+      const r = await get(`${api2}/api/v1/markets?offset=7`);
+      expectError(r, 504, 'TIMEOUT');
+      expect(r.body.error).toBe('Request took longer than 60 seconds');
       await blocker.query('ROLLBACK');
       // The pool's only connection was not left behind.
-      expect((await get(`${api.url}/api/v1/markets`)).status).toBe(200);
+      expect((await get(`${api}/api/v1/markets`)).status).toBe(200);
     } finally {
       blocker.release();
-      await api.close();
+      await servers.closeAll();
       await database.close();
       await admin.close();
       await tdb.drop();
@@ -276,6 +264,7 @@ describe('REST statement timeout (real PostgreSQL)', () => {
 });
 
 describe('REST errors when PostgreSQL is away', () => {
+  const servers = createApiServers();
   it('maps an unreachable database to 503 SERVICE_UNAVAILABLE and a hung one to 504 TIMEOUT', async () => {
     // Nothing listens on port 1; the second "database" accepts connections and never answers.
     const hang = net.createServer(() => {});
@@ -284,22 +273,21 @@ describe('REST errors when PostgreSQL is away', () => {
     const hung = createDatabase({ url: `postgres://postgres@127.0.0.1:${(hang.address() as net.AddressInfo).port}/none`, poolMax: 1 });
     const ca = testCommon();
     const cb = testCommon({ REQUEST_TIMEOUT_MS: '300' });
-    const a = await serve(createApp({ common: ca, db: down.db, ...createApiStores(ca, undefined) }));
-    const b = await serve(createApp({ common: cb, db: hung.db, ...createApiStores(cb, undefined) }));
+    const a = await servers.startInMemory(ca, down.db);
+    const b = await servers.startInMemory(cb, hung.db);
     try {
-      const r = await get(`${a.url}/api/v1/markets`);
+      const r = await get(`${a}/api/v1/markets`);
       expectError(r, 503, 'SERVICE_UNAVAILABLE');
       expect(JSON.stringify(r.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
       // Liveness does not depend on the database (D-101): degraded, and not ready.
-      const h = await get(`${a.url}/health`);
+      const h = await get(`${a}/health`);
       expect(h.status).toBe(200);
       expect(h.body).toMatchObject({ status: 'degraded', dbConnected: false });
       expect(h.body.checks).toContainEqual({ name: 'database', status: 'warn', message: 'database unreachable' });
-      expect((await get(`${a.url}/ready`)).status).toBe(503);
-      expectError(await get(`${b.url}/api/v1/markets/current`), 504, 'TIMEOUT');
+      expect((await get(`${a}/ready`)).status).toBe(503);
+      expectError(await get(`${b}/api/v1/markets/current`), 504, 'TIMEOUT');
     } finally {
-      await a.close();
-      await b.close();
+      await servers.closeAll();
       // Not awaited: the hung pool's connection attempt only ends at its connect timeout.
       void down.close();
       void hung.close();

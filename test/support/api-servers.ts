@@ -1,32 +1,130 @@
 import type { Common } from '../../core/common';
-import type { Db } from '../../core/db';
-import type { Redis } from '../../core/redis/client';
+import { createDatabase, type Database, type Db } from '../../core/db';
+import type { RedisOptions } from 'ioredis';
+import { createRedis, redisReady, type Redis } from '../../core/redis/client';
 import { createApp } from '../../server/app';
-import { createApiStores } from '../../server/stores';
+import type { SignatureVerifier } from '../../server/auth/verify';
+import { startApiServer } from '../../server/run';
+import { createApiStores, createLiveStores } from '../../server/stores';
 import { serve } from './api';
-import { connectRedis } from './redis';
+import { testCommon } from './common';
+import { createTestDatabase, type TestDatabase } from './pg';
+import { connectRedis, TEST_REDIS_URL, testTenant } from './redis';
 
 type AppOptions = Parameters<typeof createApp>[0];
 
+/** An API server as its process runs it, started by `startProcess`. */
+export interface ApiProcess {
+  port: number;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  common: Common;
+  /** Its own Redis connection. */
+  redis: Redis;
+  /** Its shutdown (refuse upgrades, drain, close /ws with 1001), then its Redis connection; once. */
+  close(): Promise<void>;
+}
+
 /**
- * The API apps of one suite, each served on loopback over its own real Redis connection, as
- * `server/run.ts` wires them; `closeAll` closes every one started.
+ * The API servers of one suite, on loopback; `closeAll` closes every one started and not yet
+ * closed (and may be called again, after each test).
  */
 export function createApiServers() {
-  const servers: { close(): Promise<void> }[] = [];
-  const redisClients: Redis[] = [];
+  const open = new Set<() => Promise<void>>();
+  const track = (close: () => Promise<void>) => {
+    let closing: Promise<void> | undefined;
+    const once = () => (closing ??= (open.delete(once), close()));
+    open.add(once);
+    return once;
+  };
   return {
-    /** Serves an app for `common` on `db`; `extra` adds or replaces createApp options. */
+    /** Serves the app for `common` on `db` over its own real Redis connection, as `server/run.ts` wires it; `extra` adds or replaces createApp options. */
     async start(common: Common, db: Db, extra: Partial<AppOptions> = {}): Promise<string> {
       const redis = connectRedis();
-      redisClients.push(redis);
       const s = await serve(createApp({ common, db, ...createApiStores(common, redis), ...extra }));
-      servers.push(s);
+      track(async () => (await s.close(), redis.disconnect()));
       return s.url;
     },
+    /** Serves the app for `common` on `db` with no Redis at all (the stores in memory, as `npm start` runs them). */
+    async startInMemory(common: Common, db: Db, extra: Partial<AppOptions> = {}): Promise<string> {
+      const s = await serve(createApp({ common, db, ...createApiStores(common, undefined), ...extra }));
+      track(() => s.close());
+      return s.url;
+    },
+    /**
+     * The API server as the API process runs it (`startApiServer`: real sockets, `/ws`, its
+     * shutdown hooks), on a Redis connection of its own (the shared Redis unless `redisUrl`),
+     * with `env`'s settings, a tenant of its own unless `env` names one, on a port the system
+     * picks. `logTo` gets its log lines (see testCommon).
+     */
+    async startProcess(
+      env: Record<string, string>,
+      db: Db,
+      opts: {
+        redisUrl?: string;
+        redisOptions?: RedisOptions;
+        busCarriesIndexer?: boolean;
+        docs?: boolean;
+        verifySignature?: SignatureVerifier;
+        logTo?: (line: string) => void;
+      } = {},
+    ): Promise<ApiProcess> {
+      const redis = createRedis(opts.redisUrl ?? TEST_REDIS_URL, { enableAutoPipelining: true, ...opts.redisOptions });
+      // Its reconnections are what some suites test; the errors meanwhile are expected.
+      redis.on('error', () => undefined);
+      await redisReady(redis, 5_000);
+      const common = testCommon({ TENANT_ID: testTenant(), API_PORT: '0', API_HOST: '127.0.0.1', ...env }, { logTo: opts.logTo });
+      const live = createLiveStores(common, redis);
+      // Closed after the server's own hooks (last added, first run).
+      common.shutdown.add('live', () => live.close());
+      const { port } = await startApiServer({
+        common,
+        db,
+        redis,
+        live,
+        busCarriesIndexer: opts.busCarriesIndexer ?? false,
+        docs: opts.docs,
+        verifySignature: opts.verifySignature,
+      });
+      const close = track(async () => (await common.shutdown.run('test over'), redis.disconnect()));
+      return { port, url: `http://127.0.0.1:${port}`, common, redis, close };
+    },
     async closeAll(): Promise<void> {
-      await Promise.all(servers.map((s) => s.close()));
-      redisClients.forEach((r) => r.disconnect());
+      await Promise.all([...open].map((close) => close()));
+    },
+  };
+}
+
+/**
+ * A suite of API tests: its own database (a copy of the migrated template) made before its
+ * tests, and after them every API server it started closed, then the database dropped. Call it
+ * in the describe body, before any hook that must run after it (a Redis the servers use).
+ */
+export function apiSuite(opts: { poolMax?: number } = {}) {
+  const servers = createApiServers();
+  let tdb: TestDatabase | undefined;
+  let database: Database | undefined;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    database = createDatabase({ url: tdb.url, poolMax: opts.poolMax ?? 4 });
+  });
+  afterAll(async () => {
+    await servers.closeAll();
+    await database?.close();
+    await tdb?.drop();
+  });
+  return {
+    ...servers,
+    /** The suite's database (from beforeAll on). */
+    get database(): Database {
+      return database!;
+    },
+    get db(): Db {
+      return database!.db;
+    },
+    /** Its connection string. */
+    get url(): string {
+      return tdb!.url;
     },
   };
 }

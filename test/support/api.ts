@@ -60,4 +60,4 @@ export function testWallet(): { address: string; secretKey: Uint8Array } {
 }
 
 /** Rate limits no suite reaches, for suites that test something else. */
-export const HIGH_LIMITS = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_MAX_REQUESTS: '100000', RATE_LIMIT_SENSITIVE_MAX: '100000' };
+export const HIGH_LIMITS = { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_MAX_REQUESTS: '1000000', RATE_LIMIT_SENSITIVE_MAX: '1000000' };

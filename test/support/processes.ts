@@ -1,7 +1,17 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { IDL } from '../../core/events';
+import { TEST_REDIS_URL, testTenant } from './redis';
 
 export const ROOT = path.resolve(__dirname, '../..');
+
+/**
+ * The settings of one tenant's processes: its database, the shared Redis, a tenant id no other
+ * suite uses, the program; `extra` adds settings or replaces these (another REDIS_URL).
+ */
+export function tenantEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { DATABASE_URL: databaseUrl, REDIS_URL: TEST_REDIS_URL, TENANT_ID: testTenant(), PROGRAM_ID: IDL.address, ...extra };
+}
 
 export interface Child {
   child: ChildProcess;

@@ -154,10 +154,13 @@ export class WsClient {
   }
 }
 
-/** An upgrade the server refuses: its HTTP status, headers and JSON body. */
-export function refusedUpgrade(url: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Json }> {
+/**
+ * An upgrade the server refuses: its HTTP status, headers and JSON body. `opts` offers
+ * subprotocols, or sends from a chosen local address (127.0.0.x) for per-address limits.
+ */
+export function refusedUpgrade(url: string, opts: { protocols?: string[]; localAddress?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Json }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
+    const ws = new WebSocket(url, opts.protocols ?? [], opts.localAddress ? { localAddress: opts.localAddress } : {});
     ws.once('open', () => {
       ws.close();
       reject(new Error('the upgrade was accepted'));

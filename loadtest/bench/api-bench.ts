@@ -5,20 +5,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
-import { createShutdown } from '../core/common';
-import { loadConfig } from '../core/config';
-import { createDatabase } from '../core/db';
-import { migrate } from '../core/db/migrate';
-import { IDL } from '../core/events';
-import { createRedis, redisReady } from '../core/redis/client';
-import { createLogger } from '../core/telemetry/logger';
-import { createMetrics } from '../core/telemetry/metrics';
-import { createProjector } from '../indexer/projection';
-import { keyPairOf } from '../simulator/ids';
-import { MarketSimulator } from '../simulator/engine';
-import { createApp } from '../server/app';
-import { createApiStores } from '../server/stores';
-import { walletHeaders } from '../test/support/api';
+import { createShutdown } from '../../core/common';
+import { loadConfig } from '../../core/config';
+import { createDatabase } from '../../core/db';
+import { migrate } from '../../core/db/migrate';
+import { IDL } from '../../core/events';
+import { createRedis, redisReady } from '../../core/redis/client';
+import { createLogger } from '../../core/telemetry/logger';
+import { createMetrics } from '../../core/telemetry/metrics';
+import { createProjector } from '../../indexer/projection';
+import { keyPairOf } from '../../simulator/ids';
+import { MarketSimulator } from '../../simulator/engine';
+import { createApp } from '../../server/app';
+import { createApiStores } from '../../server/stores';
+import { walletHeaders } from '../../test/support/api';
 import { admin, build, cpuSeconds, dbUrl, insertBenchMarkets, loadSigned, pct, REDIS_URL, spawnListening } from './support';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -143,11 +143,11 @@ export async function run(): Promise<void> {
   const bodies = await Promise.all(paths.map(async (p) => (await (await fetch(`${targets[0]!.base}${p}`)).text())));
   const bodiesFile = path.join(os.tmpdir(), `bench-api-bodies-${process.pid}.json`);
   await writeFile(bodiesFile, JSON.stringify(bodies));
-  const plain = spawnListening('loadtest/plain-express.ts', { BODIES_FILE: bodiesFile });
+  const plain = spawnListening('loadtest/bench/plain-express.ts', { BODIES_FILE: bodiesFile });
   // What tracing alone costs: the same app with the API's server span exported on every request.
   const plainPath = (p: string) => `/${paths.indexOf(p)}`;
   if (!tracingOff) {
-    const traced = spawnListening('loadtest/plain-express.ts', { BODIES_FILE: bodiesFile, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+    const traced = spawnListening('loadtest/bench/plain-express.ts', { BODIES_FILE: bodiesFile, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
     targets.unshift({ label: 'plain Express + server span only, tracing on', child: traced.child, base: `http://127.0.0.1:${await traced.port}`, path: plainPath });
   }
   targets.unshift({ label: 'plain Express, same body from memory', child: plain.child, base: `http://127.0.0.1:${await plain.port}`, path: plainPath });

@@ -5,8 +5,8 @@ import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import http from 'node:http';
 import bs58 from 'bs58';
 import WebSocket from 'ws';
-import { keyPairOf } from '../simulator/ids';
-import { walletHeaders } from '../test/support/api';
+import { keyPairOf } from '../../simulator/ids';
+import { walletHeaders } from '../../test/support/api';
 
 const port = Number(process.env.ATTACK_PORT);
 const seconds = Number(process.env.ATTACK_SECONDS ?? 5);

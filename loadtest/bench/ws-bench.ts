@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { migrate } from '../core/db/migrate';
-import { createRedis, redisReady } from '../core/redis/client';
-import { createKeys } from '../core/redis/keys';
+import { migrate } from '../../core/db/migrate';
+import { createRedis, redisReady } from '../../core/redis/client';
+import { createKeys } from '../../core/redis/keys';
 import { build, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, ROOT, spawnListening } from './support';
 import type { ClientsReply, ClientsRequest } from './ws-clients';
 import type { PublishJob } from './ws-publisher';
@@ -33,7 +33,7 @@ const rssMb = (pid: number) => {
 };
 
 /**
- * The clients, split over BENCH_CLIENT_PROCS processes (loadtest/ws-clients.ts). Each process
+ * The clients, split over BENCH_CLIENT_PROCS processes (loadtest/bench/ws-clients.ts). Each process
  * counts per seq; `collect` merges them (counts add up, the last arrival is the latest).
  */
 class Receivers {
@@ -44,7 +44,7 @@ class Receivers {
   async connect(url: string, subscribe: boolean): Promise<void> {
     const n = Math.max(1, Math.min(CLIENT_PROCS, CLIENTS));
     for (let i = 0; i < n; i++) {
-      const p = spawnListening('loadtest/ws-clients.ts', {});
+      const p = spawnListening('loadtest/bench/ws-clients.ts', {});
       await p.port;
       this.procs.push(p.child);
     }
@@ -200,7 +200,7 @@ export async function run(): Promise<void> {
       WS_MAX_CONNECTIONS_PER_IP: String(CLIENTS + 10),
       WS_MAX_CLIENTS: String(CLIENTS),
     }, flags);
-  const publisher = spawnListening('loadtest/ws-publisher.ts', { REDIS_URL });
+  const publisher = spawnListening('loadtest/bench/ws-publisher.ts', { REDIS_URL });
   const children = [publisher.child];
   let idleRss = 0;
   try {
@@ -239,7 +239,7 @@ export async function run(): Promise<void> {
       clearTimeout(cut);
     };
     const runRaw = async (target: string, cork: '0' | '1') => {
-      const raw = spawnListening('loadtest/ws-raw-server.ts', { REDIS_URL, RAW_CHANNEL: rawChannel, RAW_CORK: cork });
+      const raw = spawnListening('loadtest/bench/ws-raw-server.ts', { REDIS_URL, RAW_CHANNEL: rawChannel, RAW_CORK: cork });
       children.push(raw.child);
       await sweep(target, 'raw', `ws://127.0.0.1:${await raw.port}`, raw.child.pid!, false, tenant);
       raw.child.kill('SIGKILL');

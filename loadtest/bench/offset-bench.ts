@@ -1,13 +1,13 @@
 import http from 'node:http';
-import { createShutdown } from '../core/common';
-import { loadConfig } from '../core/config';
-import { createDatabase, type Db } from '../core/db';
-import { migrate } from '../core/db/migrate';
-import { createLogger } from '../core/telemetry/logger';
-import { createMetrics } from '../core/telemetry/metrics';
-import { createApp } from '../server/app';
-import { marketsPage } from '../server/read/queries/markets';
-import { createApiStores } from '../server/stores';
+import { createShutdown } from '../../core/common';
+import { loadConfig } from '../../core/config';
+import { createDatabase, type Db } from '../../core/db';
+import { migrate } from '../../core/db/migrate';
+import { createLogger } from '../../core/telemetry/logger';
+import { createMetrics } from '../../core/telemetry/metrics';
+import { createApp } from '../../server/app';
+import { marketsPage } from '../../server/read/queries/markets';
+import { createApiStores } from '../../server/stores';
 import { freshDatabase, dropDatabase, insertBenchMarkets, pct } from './support';
 
 /**

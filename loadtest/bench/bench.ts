@@ -1,6 +1,6 @@
 // `npm run bench -- <name>`: benchmarks print a table; they are not tests and assert nothing.
 import { spawnSync } from 'node:child_process';
-import { IMAGE } from '../core/constants';
+import { IMAGE } from '../../core/constants';
 
 const benches: Record<string, () => Promise<void>> = {
   indexer: async () => (await import('./indexer-bench')).run(),
@@ -15,9 +15,14 @@ const benches: Record<string, () => Promise<void>> = {
 };
 
 const name = process.argv[2];
+const usage = `usage: npm run bench -- <${Object.keys(benches).join('|')}>\n(each in loadtest/bench/; what each measures and its settings: the README's table of benchmarks)\n`;
+if (name === '--help' || name === '-h') {
+  process.stdout.write(usage);
+  process.exit(0);
+}
 const bench = name ? benches[name] : undefined;
 if (!bench) {
-  process.stderr.write(`usage: npm run bench -- <${Object.keys(benches).join('|')}>\n`);
+  process.stderr.write(usage);
   process.exit(2);
 }
 // The indexer benchmark runs the indexer in this process: under the node flags of the image's

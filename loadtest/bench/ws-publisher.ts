@@ -2,9 +2,9 @@
 // `rate` updates/s for `seconds` on one tick per 10 ms and reports when each seq left. What is
 // owed follows the clock, not the tick count, so a starved process (a loaded machine delays its
 // ticks) still offers every target the same number of updates, in bursts.
-import { createRedis, redisReady } from '../core/redis/client';
-import { createKeys } from '../core/redis/keys';
-import { createRedisUpdateLog } from '../core/redis/updates';
+import { createRedis, redisReady } from '../../core/redis/client';
+import { createKeys } from '../../core/redis/keys';
+import { createRedisUpdateLog } from '../../core/redis/updates';
 
 export interface PublishJob {
   /** `api`: through the indexer's update log; `raw`: a pre-serialized frame on a plain channel. */

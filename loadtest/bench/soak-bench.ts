@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { migrate } from '../core/db/migrate';
+import { migrate } from '../../core/db/migrate';
 import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';
 
 /**

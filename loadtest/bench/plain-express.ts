@@ -5,8 +5,8 @@
 // OpenTelemetry alone costs on top of Express.
 import { readFileSync } from 'node:fs';
 import express from 'express';
-import { serverSpans } from '../core/telemetry/http-span';
-import { startTracing } from '../core/telemetry/tracing';
+import { serverSpans } from '../../core/telemetry/http-span';
+import { startTracing } from '../../core/telemetry/tracing';
 
 const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 startTracing({ endpoint, serviceName: 'plain-express', tenant: 'bench' });

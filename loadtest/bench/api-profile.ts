@@ -11,11 +11,11 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { migrate } from '../core/db/migrate';
-import { createDatabase } from '../core/db';
-import { IDL } from '../core/events';
-import { createProjector } from '../indexer/projection';
-import { MarketSimulator } from '../simulator/engine';
+import { migrate } from '../../core/db/migrate';
+import { createDatabase } from '../../core/db';
+import { IDL } from '../../core/events';
+import { createProjector } from '../../indexer/projection';
+import { MarketSimulator } from '../../simulator/engine';
 import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnListening } from './support';
 
 const run_ = promisify(execFile);

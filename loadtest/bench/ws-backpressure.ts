@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import WebSocket from 'ws';
-import { WS_LIMITS } from '../core/limits';
-import { migrate } from '../core/db/migrate';
-import { createRedis, redisReady, type Redis } from '../core/redis/client';
-import { createKeys } from '../core/redis/keys';
-import { createRedisUpdateLog } from '../core/redis/updates';
-import { METRICS } from '../core/telemetry/metrics';
+import { WS_LIMITS } from '../../core/limits';
+import { migrate } from '../../core/db/migrate';
+import { createRedis, redisReady, type Redis } from '../../core/redis/client';
+import { createKeys } from '../../core/redis/keys';
+import { createRedisUpdateLog } from '../../core/redis/updates';
+import { METRICS } from '../../core/telemetry/metrics';
 import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';
 
 /**

@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { marketIndexerCrd, type Condition } from '../cdk8s/lib/crd';
-import { startTestApiServer } from '../local/kube-apiserver/server';
-import type { Json } from '../local/kube-apiserver/fields';
+import { marketIndexerCrd, type Condition } from '../../cdk8s/lib/crd';
+import { startTestApiServer } from '../../local/kube-apiserver/server';
+import type { Json } from '../../local/kube-apiserver/fields';
 import { ROOT } from './support';
 
 const TOKEN = 'operator';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
 import { Client } from 'pg';
-import type { Db } from '../core/db';
+import type { Db } from '../../core/db';
 
 /** Shared by the benchmarks: where they make their scratch databases and Redis tenants. */
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
@@ -37,7 +37,7 @@ export const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 };
 
-export const ROOT = path.resolve(__dirname, '..');
+export const ROOT = path.resolve(__dirname, '../..');
 
 /** `npm run build`, so a benchmark measures the processes as production runs them. */
 export const build = () => execFileSync('bash', ['scripts/build.sh'], { cwd: ROOT, stdio: 'ignore' });
@@ -119,7 +119,7 @@ export function postgresCpuSeconds(): number | null {
 
 /**
  * A wallet-signed route under 64 connections for `seconds`, each request with its own nonce and
- * signature by the wallet of `seed` (loadtest/signed-load.ts, in its own process).
+ * signature by the wallet of `seed` (loadtest/bench/signed-load.ts, in its own process).
  */
 export async function loadSigned(url: string, seed: Uint8Array, seconds: number) {
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(__dirname, 'signed-load.ts')], {

@@ -1,4 +1,4 @@
-// `npm run bench -- abuse` (issues 23, 31): each attack of loadtest/abuse-attack.ts against one
+// `npm run bench -- abuse` (issues 23, 31): each attack of loadtest/bench/abuse-attack.ts against one
 // API process (from source, real PostgreSQL and Redis, the default limits), while a well-behaved
 // client on other addresses reads from the same process at most every 25 ms: `/api/v1/config`
 // (a public read with a database query) from the v1 API, `/api/v1/markets?limit=1` with Pro keys
@@ -7,9 +7,9 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createApiKeyStore } from '../core/api-keys';
-import { createDatabase } from '../core/db';
-import { migrate } from '../core/db/migrate';
+import { createApiKeyStore } from '../../core/api-keys';
+import { createDatabase } from '../../core/db';
+import { migrate } from '../../core/db/migrate';
 import { ATTACKS, type AttackTarget } from './abuse-attack';
 import { Client } from 'pg';
 import { ADMIN_URL, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';

@@ -1,0 +1,81 @@
+import { NAMES } from '../../cdk8s/lib/names';
+import type { ConditionInput } from '../conditions';
+import type { Caches } from '../informers';
+import type { KubeObject } from '../kube/client';
+import type { IndexerObservation, Outcome, Problem } from './outcome';
+
+type Deployment = KubeObject & { spec?: { replicas?: number }; status?: Record<string, unknown> };
+
+/** The tenant's two Deployments as the caches last saw them. */
+export interface Observed {
+  /** Available replicas of the API and of the indexer. */
+  apiAvailable: number;
+  indexerAvailable: number;
+  apiReadyReplicas: number;
+  /** Both run the latest spec on every replica. */
+  rolledOut: boolean;
+}
+
+const rolledOut = (d: Deployment | undefined) =>
+  !!d &&
+  Number(d.status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 1) &&
+  Number(d.status?.updatedReplicas ?? 0) >= (d.spec?.replicas ?? 1) &&
+  Number(d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
+
+export function observe(caches: Pick<Caches, 'child'>, namespace: string): Observed {
+  const deployments = caches.child('Deployment', namespace);
+  const api = deployments?.get(NAMES.api, namespace) as Deployment | undefined;
+  const indexer = deployments?.get(NAMES.indexer, namespace) as Deployment | undefined;
+  return {
+    apiAvailable: Number(api?.status?.availableReplicas ?? 0),
+    indexerAvailable: Number(indexer?.status?.availableReplicas ?? 0),
+    apiReadyReplicas: Number(api?.status?.readyReplicas ?? 0),
+    rolledOut: rolledOut(api) && rolledOut(indexer),
+  };
+}
+
+const isReady = (o: Observed) => o.apiAvailable >= 1 && o.indexerAvailable >= 1;
+
+/** `IndexerLagging` from the indexer's `/status`, as last read (undefined: not read, or no answer). */
+export function lagCondition(o: IndexerObservation | undefined, threshold: number): ConditionInput {
+  if (!o) return { type: 'IndexerLagging', status: 'Unknown', reason: 'StatusUnavailable', message: 'the indexer\'s /status has not been read yet or did not answer' };
+  if (o.slotLag > threshold) {
+    return { type: 'IndexerLagging', status: 'True', reason: 'SlotLagHigh', message: `slot lag ${o.slotLag} is above ${threshold}` };
+  }
+  return { type: 'IndexerLagging', status: 'False', reason: 'WithinThreshold', message: `slot lag ${o.slotLag} is within ${threshold}` };
+}
+
+/** The conditions of a tenant that was applied: `unserved` are the kinds the cluster lacks. */
+export function observedConditions(o: Observed, unserved: string[], lag: ConditionInput): ConditionInput[] {
+  return [
+    isReady(o)
+      ? { type: 'Ready', status: 'True', reason: 'Available', message: 'the API and the indexer have available replicas' }
+      : { type: 'Ready', status: 'False', reason: 'NotAvailable', message: `available replicas: API ${o.apiAvailable}, indexer ${o.indexerAvailable}` },
+    o.rolledOut
+      ? { type: 'Progressing', status: 'False', reason: 'RolloutComplete', message: 'every Deployment runs the latest spec' }
+      : { type: 'Progressing', status: 'True', reason: 'RollingOut', message: 'the Deployments have not rolled out the latest spec yet' },
+    unserved.length
+      ? { type: 'Degraded', status: 'True', reason: 'KindNotServed', message: `the cluster does not serve ${[...new Set(unserved)].join(', ')} (install the prometheus-operator CRDs, or set monitoring.enabled to false)` }
+      : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'every object is applied' },
+    lag,
+  ];
+}
+
+/** The conditions of a tenant a step refused: nothing else was touched. */
+export function problemConditions(p: Problem, lag: ConditionInput): ConditionInput[] {
+  return [
+    { type: 'Ready', status: 'False', reason: p.reason, message: p.message },
+    { type: 'Progressing', status: 'False', reason: p.reason, message: 'waiting for the problem to be fixed' },
+    { type: 'Degraded', status: 'True', reason: p.reason, message: p.message },
+    lag,
+  ];
+}
+
+/** What the work queue does next: retry a missing kind in a minute, else wait for changes. */
+export function outcomeOf(o: Observed, unserved: string[]): Outcome {
+  if (unserved.length) return { result: 'degraded', reason: 'KindNotServed', retryAfterMs: 60_000 };
+  return { result: !o.rolledOut || !isReady(o) ? 'progressing' : 'converged' };
+}
+
+/** A refused tenant is looked at again after this long (and on any change to it). */
+export const PROBLEM_RETRY_MS = 15_000;
