@@ -533,7 +533,7 @@ export class MarketSimulator {
       const amount = m.creatorFees;
       m.creatorFees = 0n;
       const sig = send('ClaimCreatorFees', [
-        { kind: 'CreatorFeesClaimed', data: { market: m.address, creator: m.creator, creatorTokenAccount: addressOf(`ata:${m.creator}:${m.mint}`), caller: m.creator, amount } },
+        { kind: 'CreatorFeesClaimed', data: { market: m.address, creator: m.creator, creatorTokenAccount: deriveAccountSync('claim_creator_fees', 'creator_token_account', this.programId, { creator: m.creator, settlement_mint: m.mint }), caller: m.creator, amount } },
       ], m.creator);
       this.creatorClaims.push({ market_address: m.address, amount: amount.toString(), tx_signature: sig ?? '' });
     }
@@ -613,14 +613,13 @@ export class MarketSimulator {
       const withBalance = [...this.earnings.values()].filter((e) => e.accumulated > 0n);
       if (withBalance.length) {
         const e = this.pick(withBalance);
-        const amount = this.chance(0.5) ? e.accumulated : e.accumulated / 2n;
-        if (amount > 0n) {
-          e.accumulated -= amount;
-          e.claimed += amount;
-          send('ClaimReferral', [
-            { kind: 'ReferrerClaimed', data: { referrer: e.wallet, settlementMint: e.mint, tokenAccount: addressOf(`ata:${e.wallet}:${e.mint}`), amount } },
-          ], e.wallet);
-        }
+        const amount = e.accumulated;
+        e.accumulated -= amount;
+        e.claimed += amount;
+        const tokenAccount = deriveAccountSync('claim_referral', 'referrer_token_account', this.programId, { referrer: e.wallet, settlement_mint: e.mint });
+        send('ClaimReferral', [
+          { kind: 'ReferrerClaimed', data: { referrer: e.wallet, settlementMint: e.mint, tokenAccount, amount } },
+        ], e.wallet);
       }
     }
   }
