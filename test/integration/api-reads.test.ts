@@ -2,7 +2,7 @@ import net from 'node:net';
 import fc from 'fast-check';
 import { createDatabase, type Database } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
 import { testCommon } from '../support/common';
