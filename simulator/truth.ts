@@ -35,35 +35,38 @@ type OrderRow = { market_address: string; order_id: string; owner: string; side_
  */
 export function createTruthRecord(program: { state: Readonly<ProgramState> }, chain: { stats(): { transactions: number; failed: number } }) {
   const orders: OrderRow[] = [];
-  const orderIndex = new Map<string, OrderRow>();
+  /** Orders by market, then id. */
+  const orderIndex = new Map<string, Map<bigint, OrderRow>>();
+  const orderOf = (market: string, orderId: bigint) => orderIndex.get(market)!.get(orderId)!;
   const trades: Truth['trades'] = [];
   const creatorClaims: Truth['creatorClaims'] = [];
   const outcomes = new Map<string, OutcomeT>();
-  /** Net cost basis per side, by `${market}:${owner}`: what a settled side's P&L is measured against. */
-  const costs = new Map<string, { yes: bigint; no: bigint }>();
+  /** Net cost basis per side, by market, then owner: what a settled side's P&L is measured against. */
+  const costs = new Map<string, Map<string, { yes: bigint; no: bigint }>>();
   const stats = new Map<string, { trades: number; wins: number; losses: number; pnl: bigint }>();
   let events = 0;
   let feeConfigChanges = 0;
   let tickSizeChanges = 0;
 
   const fillOrder = (market: string, orderId: bigint, q: bigint) => {
-    const o = orderIndex.get(`${market}:${orderId}`)!;
+    const o = orderOf(market, orderId);
     o.filled += q;
     if (o.filled === o.quantity) o.status_code = OrderStatusCode.filled;
   };
   const addCost = (market: string, owner: string, side: Side, price: number, q: bigint) => {
-    const key = `${market}:${owner}`;
-    const c = costs.get(key) ?? { yes: 0n, no: 0n };
+    let byOwner = costs.get(market);
+    if (!byOwner) costs.set(market, (byOwner = new Map()));
+    let c = byOwner.get(owner);
+    if (!c) byOwner.set(owner, (c = { yes: 0n, no: 0n }));
     const e = fillEffect(side, price, q);
     if (e.yesDelta !== 0n) c.yes += e.cashDelta;
     else c.no += e.cashDelta;
-    costs.set(key, c);
   };
 
   /** One settled position: a record per traded side (D-29). */
   function settle(d: Extract<ProgramEvent, { kind: 'PositionSettled' }>['data']): void {
     const outcome = outcomes.get(d.market)!;
-    const cost = costs.get(`${d.market}:${d.owner}`) ?? { yes: 0n, no: 0n };
+    const cost = costs.get(d.market)?.get(d.owner) ?? { yes: 0n, no: 0n };
     const yesPayout = outcome === Outcome.Yes ? d.yesShares : outcome === Outcome.Void ? d.yesShares / 2n : 0n;
     const sides = [
       { shares: d.yesShares, cost: cost.yes, payout: yesPayout },
@@ -83,14 +86,17 @@ export function createTruthRecord(program: { state: Readonly<ProgramState> }, ch
 
   function observe(emitted: ProgramEvent[], at: Invocation): void {
     events += emitted.length;
-    emitted.forEach((e, index) => {
+    for (let index = 0; index < emitted.length; index++) {
+      const e = emitted[index]!;
       switch (e.kind) {
         case 'OrderPlaced': {
           const d = e.data;
           const row = { market_address: d.market, order_id: d.orderId.toString(), owner: d.owner, side_code: d.side, price_bps: d.priceBps, quantity: d.quantity, filled: 0n, status_code: OrderStatusCode.open, order_type: d.orderType };
           orders.push(row);
-          orderIndex.set(`${d.market}:${d.orderId}`, row);
-          return;
+          let byId = orderIndex.get(d.market);
+          if (!byId) orderIndex.set(d.market, (byId = new Map()));
+          byId.set(d.orderId, row);
+          continue;
         }
         case 'OrderFilled': {
           const d = e.data;
@@ -104,31 +110,31 @@ export function createTruthRecord(program: { state: Readonly<ProgramState> }, ch
             fee_protocol: d.feeProtocol.toString(), fee_creator: d.feeCreator.toString(), fee_referral: d.feeReferral.toString(),
             protocol_treasury_index: d.protocolTreasuryIndex, referrer: d.referrer, event_index: index,
           });
-          return;
+          continue;
         }
         case 'OrderCancelled':
         case 'OrderExpired':
-          orderIndex.get(`${e.data.market}:${e.data.orderId}`)!.status_code = e.kind === 'OrderCancelled' ? OrderStatusCode.cancelled : OrderStatusCode.expired;
-          return;
+          orderOf(e.data.market, e.data.orderId).status_code = e.kind === 'OrderCancelled' ? OrderStatusCode.cancelled : OrderStatusCode.expired;
+          continue;
         case 'MarketResolved':
           outcomes.set(e.data.market, e.data.outcome as OutcomeT);
-          return;
+          continue;
         case 'PositionSettled':
           settle(e.data);
-          return;
+          continue;
         case 'CreatorFeesClaimed':
           creatorClaims.push({ market_address: e.data.market, amount: e.data.amount.toString(), tx_signature: at.signature });
-          return;
+          continue;
         case 'FeeConfigChanged':
           feeConfigChanges += 1;
-          return;
+          continue;
         case 'TickSizeChanged':
           tickSizeChanges += 1;
-          return;
+          continue;
         default:
-          return;
+          continue;
       }
-    });
+    }
   }
 
   function snapshot(): Truth {

@@ -47,20 +47,22 @@ export class Chain implements RpcChain {
   private failedCount = 0;
   private queue: (Accepted & { signature: string })[] = [];
   private readonly seenSignatures = new Set<string>();
-  /** Recent blockhashes by the slot they belong to (the last BLOCKHASH_VALID_SLOTS + 1). */
+  /**
+   * Blockhashes handed out, by their slot, oldest first: a hash is computed when someone asks
+   * for it (a block costs nothing when nobody does), and a transaction's can only be one that
+   * was handed out or one computed from its slot (checked the long way).
+   */
   private readonly recentHashes = new Map<string, number>();
   private readonly accounts = new Map<string, () => AccountSnapshot | null>();
   private readonly participants: Participant[] = [];
   private open: { slot: number; blockTime: number; transactions: RawTransaction[] } | undefined;
-  private latestHash: string;
+  private latestHash: string | undefined;
 
   constructor(opts: ChainOptions) {
     this.program = opts.program;
     this.programId = opts.program.id;
     this.startTime = opts.startTime;
     this.slotMs = opts.slotMs;
-    this.latestHash = this.blockhashOf(0);
-    this.recentHashes.set(this.latestHash, 0);
   }
 
   get slot(): number {
@@ -78,12 +80,23 @@ export class Chain implements RpcChain {
 
   /** As `getLatestBlockhash`: valid for 150 more blocks, like a real cluster's. */
   latestBlockhash(): { slot: number; blockhash: string; lastValidBlockHeight: number } {
+    if (this.latestHash === undefined) {
+      this.latestHash = this.blockhashOf(this.slotNo);
+      this.recentHashes.set(this.latestHash, this.slotNo);
+    }
     return { slot: this.slotNo, blockhash: this.latestHash, lastValidBlockHeight: this.slotNo + BLOCKHASH_VALID_SLOTS };
   }
 
   isRecentBlockhash(h: string): boolean {
+    const oldest = this.slotNo - BLOCKHASH_VALID_SLOTS;
+    for (const [hash, slot] of this.recentHashes) {
+      if (slot >= oldest) break;
+      this.recentHashes.delete(hash);
+    }
     const slot = this.recentHashes.get(h);
-    return slot !== undefined && slot >= this.slotNo - BLOCKHASH_VALID_SLOTS;
+    if (slot !== undefined) return true;
+    for (let s = this.slotNo; s >= Math.max(0, oldest); s--) if (this.blockhashOf(s) === h) return true;
+    return false;
   }
 
   /** An account the chain serves, read when asked (its writer keeps it current). */
@@ -126,9 +139,7 @@ export class Chain implements RpcChain {
   nextBlock(): Block {
     this.slotNo += 1;
     const slot = this.slotNo;
-    this.latestHash = this.blockhashOf(slot);
-    this.recentHashes.set(this.latestHash, slot);
-    this.recentHashes.delete(this.blockhashOf(slot - BLOCKHASH_VALID_SLOTS - 1));
+    this.latestHash = undefined;
     const block = { slot, blockTime: this.blockTimeOf(slot), transactions: [] as RawTransaction[] };
     this.open = block;
     const context: SlotContext = {

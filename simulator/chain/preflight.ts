@@ -39,13 +39,14 @@ export interface Accepted {
  */
 export function programInstructionIndex(instructions: readonly Instruction[], programId: string): number {
   let index = -1;
+  let ok = true;
   for (let i = 0; i < instructions.length; i++) {
     const p = instructions[i]!.programId;
     if (p === COMPUTE_BUDGET_PROGRAM) continue;
-    if (p !== programId || index >= 0) index = -2;
-    if (index === -1) index = i;
+    ok &&= p === programId && index === -1;
+    index = i;
   }
-  if (index < 0) {
+  if (!ok || index === -1) {
     throw new RpcSubmitError(-32002, 'Transaction simulation failed: the simulated chain runs exactly one instruction of its program per transaction', { err: 'UnsupportedProgramId', logs: [] });
   }
   return index;

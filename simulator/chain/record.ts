@@ -41,10 +41,13 @@ const layouts = new WeakMap<readonly AccountMeta[], Layout>();
 function layoutOf(tx: UnsignedTransaction): Layout {
   const ixs = tx.instructions;
   const anchor = ixs[ixs.length - 1]?.accounts;
-  const cacheable = anchor !== undefined && ixs.every((ix) => Object.isFrozen(ix.accounts));
+  let cacheable = anchor !== undefined;
+  for (const ix of ixs) cacheable &&= Object.isFrozen(ix.accounts);
   if (cacheable) {
-    const l = layouts.get(anchor);
-    if (l && l.feePayer === tx.feePayer && l.lists.length === ixs.length && ixs.every((ix, i) => l.lists[i] === ix.accounts && l.programs[i] === ix.programId)) return l;
+    const l = layouts.get(anchor!);
+    let same = l !== undefined && l.feePayer === tx.feePayer && l.lists.length === ixs.length;
+    for (let i = 0; same && i < ixs.length; i++) same = l!.lists[i] === ixs[i]!.accounts && l!.programs[i] === ixs[i]!.programId;
+    if (same) return l!;
   }
   const roles = new Map<string, number>();
   // Role bits: 1 signer, 2 writable; the fee payer is both.
@@ -69,7 +72,7 @@ function layoutOf(tx: UnsignedTransaction): Layout {
     programIdIndex: ixs.map((ix) => at.get(ix.programId)!),
     accounts: ixs.map((ix) => ix.accounts.map((a) => at.get(a.address)!)),
   };
-  if (cacheable) layouts.set(anchor, l);
+  if (cacheable) layouts.set(anchor!, l);
   return l;
 }
 

@@ -20,6 +20,7 @@ import {
   encodeInstructionData,
   instructionDef,
   INSTRUCTION_NAMES,
+  type IdlAccount,
   type InstructionArgs,
   type InstructionName,
 } from '../../core/tx';
@@ -120,18 +121,60 @@ const OPERATOR_DISCRIMINATORS = OPERATOR_NAMES.map((name) => ({ name, discrimina
 const discriminatorOf = new Map(OPERATOR_DISCRIMINATORS.map((o) => [o.name, o.discriminator]));
 const isIdl = (name: ProgramInstructionName): name is InstructionName => (INSTRUCTION_NAMES as readonly string[]).includes(name);
 
+/**
+ * A memo keyed by a path of strings (addresses), held as nested maps: looking up addresses
+ * that already exist costs a few map reads, where a joined string key costs building and
+ * hashing a new ~150-character string each time. Starts over when it holds `limit` values.
+ */
+class PathMemo<V> {
+  private root = new Map<string, unknown>();
+  private size = 0;
+  constructor(private readonly limit: number) {}
+
+  get(path: readonly string[], make: () => V): V {
+    let node = this.root;
+    for (let i = 0; i < path.length - 1; i++) {
+      let next = node.get(path[i]!) as Map<string, unknown> | undefined;
+      if (!next) node.set(path[i]!, (next = new Map()));
+      node = next;
+    }
+    const last = path[path.length - 1]!;
+    let v = node.get(last) as V | undefined;
+    if (v === undefined) {
+      v = make();
+      if (++this.size > this.limit) {
+        this.root = new Map();
+        this.size = 0;
+        return v;
+      }
+      node.set(last, v);
+    }
+    return v;
+  }
+}
+
+/**
+ * PDAs by the addresses their seeds name: the same position, vault or token account recurs
+ * across instructions and wallets, and is found without decoding those addresses into seed
+ * bytes (what `deriveAccountSync` does first, even when it remembers the answer).
+ */
+function pdaDeriver(name: InstructionName, a: IdlAccount): AccountDef['derive'] {
+  const paths = a.pda!.seeds.flatMap((x) => (x.kind === 'account' ? [x.path] : []));
+  const memo = new PathMemo<string>(50_000);
+  return (programId, given) => {
+    const path = [programId];
+    for (const p of paths) path.push(given[p]!);
+    return memo.get(path, () => deriveAccountSync(name, a.name, programId, given));
+  };
+}
+
 /** The IDL's accounts of an instruction as AccountDefs: fixed programs, PDAs from its seeds, the rest named by the caller. */
 function idlAccounts(name: InstructionName): AccountDef[] {
   return instructionDef(name).accounts.map((a) => ({
     name: a.name,
     signer: a.signer,
     writable: a.writable,
-    derive:
-      a.address !== undefined
-        ? (programId: string) => (a.address === IDL.address ? programId : a.address!)
-        : a.pda
-          ? (programId: string, given: Record<string, string>) => deriveAccountSync(name, a.name, programId, given)
-          : undefined,
+    derive: a.address !== undefined ? (programId: string) => (a.address === IDL.address ? programId : a.address!) : a.pda ? pdaDeriver(name, a) : undefined,
   }));
 }
 const ACCOUNTS = Object.fromEntries([
@@ -139,34 +182,31 @@ const ACCOUNTS = Object.fromEntries([
   ...OPERATOR_NAMES.map((n) => [n, OPERATOR[n].accounts]),
 ]) as Record<ProgramInstructionName, AccountDef[]>;
 
+const NAMES = Object.fromEntries(Object.entries(ACCOUNTS).map(([n, defs]) => [n, Object.freeze(defs.map((a) => a.name))])) as Record<ProgramInstructionName, readonly string[]>;
 /** Account names of an instruction, in order. */
-export const accountNames = (name: ProgramInstructionName): string[] => ACCOUNTS[name].map((a) => a.name);
+export const accountNames = (name: ProgramInstructionName): readonly string[] => NAMES[name];
 /** The accounts a caller names (neither derived nor fixed). */
 export const callerAccountNames = (name: ProgramInstructionName): string[] => ACCOUNTS[name].filter((a) => !a.derive).map((a) => a.name);
 
-const resolved = new Map<string, AccountMeta[]>();
+const resolved = new PathMemo<AccountMeta[]>(20_000);
 /**
  * Every account of an instruction with the roles it must have, from the accounts the caller
- * names; memoised (the same wallets and markets recur), bounded.
+ * names; memoised (the same wallets and markets recur), bounded. Frozen: the same list is
+ * handed to every caller (and the program recognises it).
  */
 export function instructionAccounts(name: ProgramInstructionName, programId: string, given: Record<string, string>): AccountMeta[] {
   const defs = ACCOUNTS[name];
-  let key = `${name}:${programId}`;
-  for (const d of defs) if (!d.derive) key += `:${given[d.name]}`;
-  let out = resolved.get(key);
-  if (!out) {
-    // Frozen: the same list is handed to every caller (and the program recognises it).
-    out = Object.freeze(
+  const path = [name, programId];
+  for (const d of defs) if (!d.derive) path.push(given[d.name] ?? '');
+  return resolved.get(path, () =>
+    Object.freeze(
       defs.map((d) => {
         const address = d.derive ? d.derive(programId, given) : given[d.name];
         if (address === undefined) throw new Error(`${name} needs account ${d.name}`);
         return Object.freeze({ address, signer: !!d.signer, writable: !!d.writable });
       }),
-    ) as AccountMeta[];
-    if (resolved.size >= 100_000) resolved.clear();
-    resolved.set(key, out);
-  }
-  return out;
+    ) as AccountMeta[],
+  );
 }
 
 /** discriminator (8 bytes) + Borsh arguments. */

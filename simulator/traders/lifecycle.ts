@@ -45,28 +45,31 @@ export function createLifecycle(crowd: Crowd, epochSeconds: number): (slot: Slot
     });
   }
 
+  const accountsOf = (m: Readonly<Market>) => ({ creator: m.creator, market: m.address });
+  const feedOf = (m: Readonly<Market>) => feeds[crowd.marketFeed.get(m.address)!]!;
+
   /** Moves a market one step along its life when its time has come. */
   function advance(send: Send, m: Readonly<Market>, t: number): void {
-    const accounts = { creator: m.creator, market: m.address };
-    const feed = feeds[crowd.marketFeed.get(m.address)!]!;
     switch (m.state) {
       case MarketState.Pending:
       case MarketState.Closed:
         return;
       case MarketState.Created:
         if (t >= m.tStart) {
-          send('start_trading', m.creator, accounts, { startPrice: feed.price, startPriceConf: feed.price / 5000n, startPriceExpo: PRICE_EXPO, publishTime: BigInt(t) });
+          const { price } = feedOf(m);
+          send('start_trading', m.creator, accountsOf(m), { startPrice: price, startPriceConf: price / 5000n, startPriceExpo: PRICE_EXPO, publishTime: BigInt(t) });
         }
         return;
       case MarketState.Trading:
-        if (t >= m.tEnd) send('settle_market', m.creator, accounts, {});
+        if (t >= m.tEnd) send('settle_market', m.creator, accountsOf(m), {});
         return;
       case MarketState.Settling:
         if (t >= m.tEnd + 2) {
+          const { price } = feedOf(m);
           // Now and then the oracle's confidence at the end is too wide: the market is void.
-          const conf = rng.chance(0.04) ? feed.price / 20n : feed.price / 5000n;
+          const conf = rng.chance(0.04) ? price / 20n : price / 5000n;
           redeemQueues.set(m.address, [...m.positions.keys()].filter((w) => crowd.walletSet.has(w)));
-          send('resolve_market', m.creator, accounts, { endPrice: feed.price, endPriceConf: conf, endPriceExpo: PRICE_EXPO, publishTime: BigInt(t) });
+          send('resolve_market', m.creator, accountsOf(m), { endPrice: price, endPriceConf: conf, endPriceExpo: PRICE_EXPO, publishTime: BigInt(t) });
         }
         return;
       case MarketState.Resolved:
