@@ -185,8 +185,6 @@ const ACCOUNTS = Object.fromEntries([
 const NAMES = Object.fromEntries(Object.entries(ACCOUNTS).map(([n, defs]) => [n, Object.freeze(defs.map((a) => a.name))])) as Record<ProgramInstructionName, readonly string[]>;
 /** Account names of an instruction, in order. */
 export const accountNames = (name: ProgramInstructionName): readonly string[] => NAMES[name];
-/** The accounts a caller names (neither derived nor fixed). */
-export const callerAccountNames = (name: ProgramInstructionName): string[] => ACCOUNTS[name].filter((a) => !a.derive).map((a) => a.name);
 
 const resolved = new PathMemo<AccountMeta[]>(20_000);
 /**
