@@ -8,7 +8,7 @@ import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog } from '../core/redis/updates';
 import { createIndexer } from '../indexer/indexer';
 import { createOracleIngest, runOracleIngest } from '../indexer/oracle';
-import { createSimulatorSource } from '../indexer/sources/simulator';
+import { createSimulatorSource } from '../simulator/source';
 import { startApiServer } from '../server/run';
 import { createLiveStores } from '../server/stores';
 import { openChainNode, type Genesis } from '../simulator/node';

@@ -55,13 +55,24 @@ const tracing = startTracing({ endpoint: config.otel.endpoint, serviceName: conf
 // Loaded after tracing on purpose.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { runIndexer } = require('./run') as typeof import('./run');
+const seed = intOption('seed', args.values.seed)!;
+const untilSlot = intOption('until-slot', args.values['until-slot']);
+const realtime = args.values.realtime ?? false;
+const feeds = intOption('feeds', args.values.feeds)!;
+const epochSeconds = intOption('epoch-seconds', args.values['epoch-seconds'])!;
+/**
+ * `--source simulator`: the simulated chain in this process, wired here (and only here) so the
+ * indexer knows sources by their interface and production code does not load the test chain
+ * (D-220).
+ */
+function simulated(): import('./run').InProcessSource {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createSimulatorSource } = require('../simulator/source') as typeof import('../simulator/source');
+  return ({ programId, maxBatchTransactions }) => createSimulatorSource({ seed, programId, untilSlot, realtime, feeds, epochSeconds, maxBatchTransactions });
+}
 void runIndexer(config, tracing, {
   source,
-  seed: intOption('seed', args.values.seed)!,
-  untilSlot: intOption('until-slot', args.values['until-slot']),
-  realtime: args.values.realtime ?? false,
-  feeds: intOption('feeds', args.values.feeds)!,
-  epochSeconds: intOption('epoch-seconds', args.values['epoch-seconds'])!,
+  simulated: source === 'simulator' ? simulated() : undefined,
   batchSize: intOption('batch-size', args.values['batch-size'])!,
   progress: !args.values['no-progress'],
 });

@@ -13,17 +13,20 @@ import { createIndexerHttp } from './http';
 import { createIndexer } from './indexer';
 import { createOracleIngest, runOracleIngest } from './oracle';
 import { createRpcSource } from './sources/rpc';
-import { createSimulatorSource } from './sources/simulator';
 import type { Source } from './sources/types';
 import { createWebhookSource, type TransactionSink } from './sources/webhook';
 
+/**
+ * A source that runs inside the process, built by the entry point that offers it: the
+ * simulated chain (`--source simulator`) is given by `main.ts`, so nothing else under indexer/
+ * depends on it (D-220).
+ */
+export type InProcessSource = (ctx: { programId: string; maxBatchTransactions: number }) => Source;
+
 export interface IndexerCliOptions {
   source: 'rpc' | 'simulator' | 'webhook';
-  seed: number;
-  untilSlot: number | undefined;
-  realtime: boolean;
-  feeds: number;
-  epochSeconds: number;
+  /** Required with `source: 'simulator'`. */
+  simulated?: InProcessSource;
   batchSize: number;
   progress: boolean;
 }
@@ -60,15 +63,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     let source: Source;
     let sink: TransactionSink | undefined;
     if (opts.source === 'simulator') {
-      source = createSimulatorSource({
-        seed: opts.seed,
-        programId: config.programId,
-        untilSlot: opts.untilSlot,
-        realtime: opts.realtime,
-        feeds: opts.feeds,
-        epochSeconds: opts.epochSeconds,
-        maxBatchTransactions: opts.batchSize,
-      });
+      if (!opts.simulated) throw new Error('--source simulator needs the simulated chain from the entry point');
+      source = opts.simulated({ programId: config.programId, maxBatchTransactions: opts.batchSize });
     } else if (opts.source === 'webhook') {
       const webhook = createWebhookSource();
       source = webhook;

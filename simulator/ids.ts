@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
+import { encodeBase58 } from './chain/base58';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -8,8 +9,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 export const addressOf = (label: string): string => bs58.encode(digest(label));
 
 /** A deterministic 64-byte transaction signature for a label. */
-export const signatureOf = (label: string): string =>
-  bs58.encode(Buffer.concat([digest(`${label}#0`), digest(`${label}#1`)]));
+export const signatureOf = (label: string): string => encodeBase58(Buffer.concat([digest(`${label}#0`), digest(`${label}#1`)]));
 
 /** 32 deterministic bytes as lowercase hex (feed ids). */
 export const hexOf = (label: string): string => digest(label).toString('hex');

@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { MarketSimulator, type Block } from './engine';
+import type { Block } from './chain/types';
+import { MarketSimulator } from './simulation';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from './rpc-server';
 
 /**

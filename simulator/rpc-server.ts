@@ -3,8 +3,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { CHAIN_PATHS } from '../core/constants';
 import type { RawTransaction } from '../core/events';
 import bs58 from 'bs58';
-import type { Block, MarketSimulator } from './engine';
-import { RpcSubmitError } from './submit';
+import { RpcSubmitError } from './chain/preflight';
+import type { Block, RpcChain } from './chain/types';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';
 
@@ -31,7 +31,8 @@ const serialize = (out: unknown): string => {
 };
 
 export interface SimulatorRpcOptions {
-  simulator: MarketSimulator;
+  /** The chain it serves (`RpcChain`: a `MarketSimulator` is one). */
+  simulator: RpcChain;
   /**
    * Slots of history kept for `getSignaturesForAddress` and `getTransaction`, like a pruned
    * RPC node's ledger (older ones are forgotten: null, or absent from the list); unset keeps all.
@@ -111,7 +112,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
 
   /** An account in the RPC's `base64` encoding, or null. */
   function accountValue(address: string) {
-    const a = simulator.oracleAccount(address);
+    const a = simulator.account(address);
     if (!a) return null;
     return { data: [Buffer.from(a.data).toString('base64'), 'base64'], executable: false, lamports: a.lamports, owner: a.owner, rentEpoch: 18446744073709551615, space: a.data.length };
   }

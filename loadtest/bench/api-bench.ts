@@ -15,7 +15,7 @@ import { createLogger } from '../../core/telemetry/logger';
 import { createMetrics } from '../../core/telemetry/metrics';
 import { createProjector } from '../../indexer/projection';
 import { keyPairOf } from '../../simulator/ids';
-import { MarketSimulator } from '../../simulator/engine';
+import { MarketSimulator } from '../../simulator/simulation';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
 import { walletHeaders } from '../../test/support/api';

@@ -15,7 +15,7 @@ import { migrate } from '../../core/db/migrate';
 import { createDatabase } from '../../core/db';
 import { IDL } from '../../core/events';
 import { createProjector } from '../../indexer/projection';
-import { MarketSimulator } from '../../simulator/engine';
+import { MarketSimulator } from '../../simulator/simulation';
 import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnListening } from './support';
 
 const run_ = promisify(execFile);

@@ -12,7 +12,7 @@ import { createLogger } from '../../core/telemetry/logger';
 import { createMetrics } from '../../core/telemetry/metrics';
 import { createIndexer } from '../../indexer/indexer';
 import { pgBinaryArray } from '../../indexer/projection/pg-binary';
-import { MarketSimulator } from '../../simulator/engine';
+import { MarketSimulator } from '../../simulator/simulation';
 import type { Source } from '../../indexer/sources/types';
 import { ADMIN_URL, cpuSeconds, dropDatabase, freshDatabase, pct, postgresCpuSeconds, REDIS_URL, startProfile } from './support';
 

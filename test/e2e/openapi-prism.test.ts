@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { createDatabase, type Database } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { createApp } from '../../server/app';
 import { v1Presentation } from '../../server/routes';
 import { aliasOperationsOf, parametersOf, type ParameterSchema } from '../../server/routes/contract';

@@ -1,7 +1,7 @@
 import { createDatabase, type Database } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
 import { createOracleIngest } from '../../indexer/oracle';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { LEGACY_STATES, legacyOutcome } from '../../server/read/serialize-legacy';
 import type { Json } from '../support/api';
 import { testCommon } from '../support/common';

@@ -6,7 +6,7 @@ import { createLogger } from '../../core/telemetry/logger';
 import { createMetrics } from '../../core/telemetry/metrics';
 import { createDatabase, type Database } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { call, HIGH_LIMITS, testWallet, walletHeaders, type Json } from '../support/api';
 import { createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';

@@ -1,7 +1,7 @@
 import { createDatabase, type Database } from '../../core/db';
 import { createRedis, redisReady, type Redis } from '../../core/redis/client';
 import { createIndexer } from '../../indexer/indexer';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
 import { call, HIGH_LIMITS, serve, walletHeaders, type Json } from '../support/api';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import YAML from 'yaml';
 import { createIndexer } from '../../indexer/indexer';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { createApp } from '../../server/app';
 import { startApiServer } from '../../server/run';
 import { createApiStores, createLiveStores } from '../../server/stores';

@@ -5,7 +5,7 @@ import { createApiKeyStore } from '../../core/api-keys';
 import { createDatabase, type Database } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
 import { createOracleIngest } from '../../indexer/oracle';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { createApp } from '../../server/app';
 import { createPlanLimits } from '../../server/limits/plan-limits';
 import { legacyPresentation } from '../../server/routes/legacy';

@@ -2,7 +2,7 @@ import net from 'node:net';
 import fc from 'fast-check';
 import { createDatabase } from '../../core/db';
 import { createIndexer } from '../../indexer/indexer';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { apiSuite, createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';

@@ -4,7 +4,7 @@ import { MarketState } from '../../core/domain';
 import { createRpcChain, decodeInstructionData, decodeWireTransaction, instructionDef } from '../../core/tx';
 import { createIndexer, type Indexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
-import { MarketSimulator } from '../../simulator/engine';
+import { MarketSimulator } from '../../simulator/simulation';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../simulator/rpc-server';
 import { call, HIGH_LIMITS, testWallet, walletHeaders, type Json } from '../support/api';
 import { createApiServers } from '../support/api-servers';

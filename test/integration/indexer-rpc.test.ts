@@ -5,7 +5,7 @@ import { createIndexerHttp, WEBHOOK_PATH } from '../../indexer/http';
 import { createIndexer, type Indexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
 import { createRpcClient } from '../../indexer/sources/rpc-client';
-import { MarketSimulator } from '../../simulator/engine';
+import { MarketSimulator } from '../../simulator/simulation';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../simulator/rpc-server';
 import { createWebhookSource } from '../../indexer/sources/webhook';
 import type { Source } from '../../indexer/sources/types';

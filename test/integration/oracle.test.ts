@@ -1,9 +1,9 @@
 import { decodePythPriceAccount, observationOf, PythStatus, type OracleObservation } from '../../core/oracle/pyth';
 import { createOracleIngest, storeObservations } from '../../indexer/oracle';
 import { createRpcSource } from '../../indexer/sources/rpc';
-import { createSimulatorSource } from '../../indexer/sources/simulator';
+import { createSimulatorSource } from '../../simulator/source';
 import { CANDLE_INTERVALS, candles, latestObservation, type Candle, type CandleInterval } from '../../server/read/queries/oracle';
-import { MarketSimulator } from '../../simulator/engine';
+import { MarketSimulator } from '../../simulator/simulation';
 import { createSimulatorRpcServer } from '../../simulator/rpc-server';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID, projectionDb, type ProjectionDb } from '../support/indexer';

@@ -11,7 +11,7 @@ import { createIndexer, type Indexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
 import { startApiServer } from '../../server/run';
 import { createLiveStores } from '../../server/stores';
-import { MarketSimulator } from '../../simulator/engine';
+import { MarketSimulator } from '../../simulator/simulation';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from '../../simulator/rpc-server';
 import { call, HIGH_LIMITS, walletHeaders, type Json } from '../support/api';
 import { testCommon } from '../support/common';

@@ -1,6 +1,6 @@
 import { createDatabase, type Database } from '../../core/db';
 import { IDL, type RawTransaction } from '../../core/events';
-import { MarketSimulator, type SimulatorOptions } from '../../simulator/engine';
+import { MarketSimulator, type SimulatorOptions } from '../../simulator/simulation';
 import { createProjector, type BatchResult, type Projector } from '../../indexer/projection';
 import { createTestDatabase, type TestDatabase } from './pg';
 

@@ -6,7 +6,7 @@ import bs58 from 'bs58';
 import { MarketState, OrderType, Side } from '../../core/domain';
 import { IDL } from '../../core/events';
 import { buildProgramTransaction } from '../../core/tx';
-import type { Block } from '../../simulator/engine';
+import type { Block } from '../../simulator/simulation';
 import { GenesisMismatchError, openChainNode, type ChainNode } from '../../simulator/node';
 import { signWireTransaction } from '../support/tx';
 

@@ -3,8 +3,9 @@ import bs58 from 'bs58';
 import { MarketState, Side, OrderType } from '../../core/domain';
 import { parseTransaction, IDL } from '../../core/events';
 import { buildProgramTransaction, type InstructionArgs, type InstructionName } from '../../core/tx';
-import { MarketSimulator, BLOCKHASH_VALID_SLOTS } from '../../simulator/engine';
-import { RpcSubmitError } from '../../simulator/submit';
+import { BLOCKHASH_VALID_SLOTS } from '../../simulator/chain/chain';
+import { MarketSimulator } from '../../simulator/simulation';
+import { RpcSubmitError } from '../../simulator/chain/preflight';
 import { signWireTransaction } from '../support/tx';
 
 const PROGRAM = IDL.address;

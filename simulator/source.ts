@@ -1,6 +1,7 @@
-import type { RawTransaction } from '../../core/events';
-import type { Cursor, Progress, Source } from './types';
-import { MarketSimulator, type Block, type SimulatorOptions } from '../../simulator/engine';
+import type { RawTransaction } from '../core/events';
+import type { Cursor, Progress, Source } from '../indexer/sources/types';
+import type { Block } from './chain/types';
+import { MarketSimulator, type SimulatorOptions } from './simulation';
 
 export interface SimulatorSourceOptions extends SimulatorOptions {
   /** Stop after this slot (reproducible runs); unset runs forever. */

@@ -10,8 +10,9 @@ import {
   PythStatus,
   ZERO_ADDRESS,
   type PythPriceAccount,
-} from '../core/oracle/pyth';
-import { addressOf } from './ids';
+} from '../../core/oracle/pyth';
+import type { AccountSnapshot } from '../chain/types';
+import { addressOf } from '../ids';
 
 /** The Pyth oracle program on mainnet: the owner of every price account it publishes. */
 export const PYTH_PROGRAM_ID = 'FsJ3A3u2vn5cTVofAjvy6y5kwABJAqYWpe4975bi2epH';
@@ -20,17 +21,9 @@ const PUBLISHERS = 3;
 /** Pyth's EMA window, about an hour of slots. */
 const EMA_SLOTS = 5921n;
 
-export interface AccountSnapshot {
-  data: Uint8Array;
-  owner: string;
-  lamports: number;
-  /** Slot at which the account was last written. */
-  slot: number;
-}
-
 /**
  * One feed's Pyth v2 price account as the oracle program would keep it. Each slot the
- * publishers quote around the simulator's price path (a random walk driven by the engine) and
+ * publishers quote around the simulator's price path (`prices.ts`: a random walk) and
  * the aggregate is their median with a confidence that widens and narrows; now and then no
  * publisher lands in a slot and the aggregate stays as it was (same `pub_slot`), as on the
  * real network. The randomness here is its own generator, so the chain's events do not depend
