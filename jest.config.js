@@ -3,8 +3,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // The fault suite (`npm run test:faults`, jest.faults.config.js) takes minutes of real outages.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/'],
+  // The fault suite (`npm run test:faults`, jest.faults.config.js) takes minutes of real outages,
+  // the tenant suite (`npm run test:tenant`, jest.tenant.config.js) minutes of alerts' `for`.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/tenant/'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
     // ESM-only dependencies that Node loads with require(esm) but Jest's module system cannot.

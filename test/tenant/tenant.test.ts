@@ -117,8 +117,10 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
     }
 
     // Two wallets cross at complementary prices: the trader holds YES until the market settles.
+    // The trader's bid is one tick below 100 %, above anything the simulated traders bid, so the
+    // counterparty's NO (a YES sale at the complement) meets it first.
     const counterparty = await wallet();
-    const yes = tickSizeBps * 50;
+    const yes = 10_000 - tickSizeBps;
     await trader.send('place-order', { market: market.address, side: 'buy_yes', priceBps: yes, quantity: '2000000' });
     await counterparty.send('place-order', { market: market.address, side: 'buy_no', priceBps: 10_000 - yes, quantity: '2000000' });
     type Position = { marketAddress: string; yesShares: string; settled: boolean; payout: string };
