@@ -1,31 +1,24 @@
-import { randomUUID } from 'node:crypto';
-import { compileCrdSchema, type CompiledSchema, type FieldError } from './crd-schema';
-import { recordUpdate, sameJson, serverSideApply, type Json } from './fields';
+/**
+ * The state and semantics of the test API server, independent of HTTP: typed storage with a
+ * global resourceVersion, optimistic concurrency, reads and writes (create, update, patch,
+ * server-side apply, delete) with status subresources, finalizers and `deletionTimestamp`,
+ * namespace deletion, background garbage collection by `ownerReferences`, and CRDs that register
+ * new types. What a write must pass (names, defaulting, schemas, managed fields) is
+ * admission.ts; watches and their history are watches.ts; label selectors selectors.ts; the
+ * errors errors.ts.
+ */
+import { compileCrdSchema, type CompiledSchema } from './crd-schema';
+import { admit, applyFields, checkName, merged, nextGeneration, stamp, updatedFields, type Scope } from './admission';
+import { alreadyExists, ApiError, conflict, notFound } from './errors';
+import { sameJson, type Json } from './fields';
+import { meta, now, objKey, typeKey } from './objects';
 import { apiVersionOf, BUILT_IN, typesOfCrd, type ResourceType } from './resources';
+import { matches, type Selector } from './selectors';
+import { Watches, type WatchEvent } from './watches';
 
-/** An error the API server answers with a `Status` object. */
-export class ApiError extends Error {
-  constructor(
-    readonly code: number,
-    readonly reason: string,
-    message: string,
-    readonly details: Json = {},
-  ) {
-    super(message);
-  }
-}
-
-export interface WatchEvent {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'ERROR' | 'BOOKMARK';
-  object: Json;
-}
-
-interface Watcher {
-  type: ResourceType;
-  namespace: string | undefined;
-  selector: Selector;
-  send(e: WatchEvent): void;
-}
+export { ApiError } from './errors';
+export { parseSelector, type Selector } from './selectors';
+export type { WatchEvent } from './watches';
 
 export interface WriteRecord {
   verb: 'create' | 'update' | 'patch' | 'apply' | 'delete';
@@ -37,57 +30,16 @@ export interface WriteRecord {
   changed: boolean;
 }
 
-const typeKey = (t: Pick<ResourceType, 'group' | 'plural'>) => `${t.group}/${t.plural}`;
-const objKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
-const meta = (o: Json) => o.metadata as Json & { name: string; namespace?: string; labels?: Record<string, string> };
-
-// --- label selectors --------------------------------------------------------------------
-
-type Requirement = (labels: Record<string, string>) => boolean;
-export type Selector = Requirement[];
-
-/** `a=b`, `a==b`, `a!=b`, `a`, `!a`, `a in (x,y)`, `a notin (x,y)`, comma-separated. */
-export function parseSelector(s: string | null | undefined): Selector {
-  if (!s) return [];
-  const parts = s.match(/([^,(]+(\([^)]*\))?)/g) ?? [];
-  return parts.map((raw) => {
-    const p = raw.trim();
-    let m: RegExpExecArray | null;
-    if ((m = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(p))) {
-      const [, k, op, list] = m;
-      const values = list!.split(',').map((x) => x.trim());
-      return (l) => (op === 'in' ? values.includes(l[k!]!) : !values.includes(l[k!]!));
-    }
-    if ((m = /^(\S+?)\s*(==|=|!=)\s*(\S*)$/.exec(p))) {
-      const [, k, op, v] = m;
-      return (l) => (op === '!=' ? l[k!] !== v : l[k!] === v);
-    }
-    if (p.startsWith('!')) return (l) => !(p.slice(1) in l);
-    return (l) => p in l;
-  });
-}
-
-const matches = (sel: Selector, o: Json) => sel.every((r) => r(meta(o).labels ?? {}));
-
-/**
- * The state and semantics of the test API server, independent of HTTP: typed storage with a
- * global resourceVersion, optimistic concurrency, watches with a bounded history (410 Gone past
- * it), server-side apply with field managers, status subresources, finalizers and
- * `deletionTimestamp`, namespace deletion, background garbage collection by `ownerReferences`,
- * and CRDs that register new types with schema validation and defaulting.
- */
 export class Store {
   private rv = 1;
   private readonly types = new Map<string, ResourceType>();
   private readonly schemas = new Map<string, CompiledSchema>();
   private readonly objects = new Map<string, Map<string, Json>>();
-  private readonly history = new Map<string, { rv: number; event: WatchEvent; namespace: string | undefined }[]>();
-  /** Watches may start from resourceVersions at or after this one (older ones get 410 Gone). */
-  private oldestWatchable = 1;
-  private readonly watchers = new Set<Watcher>();
+  private readonly watches: Watches;
   readonly writes: WriteRecord[] = [];
 
-  constructor(private readonly historySize = 1000) {
+  constructor(historySize = 1000) {
+    this.watches = new Watches(historySize);
     for (const t of BUILT_IN) this.register(t);
     // What every cluster starts with.
     for (const name of ['default', 'kube-system', 'kube-public']) this.create(this.typeOf('', 'v1', 'namespaces'), undefined, { metadata: { name } }, 'kube-apiserver');
@@ -123,7 +75,7 @@ export class Store {
 
   get(t: ResourceType, ns: string | undefined, name: string): Json {
     const o = this.objects.get(typeKey(t))!.get(objKey(t.namespaced ? ns : undefined, name));
-    if (!o) throw this.notFound(t, name);
+    if (!o) throw notFound(t, name);
     return structuredClone(o);
   }
 
@@ -140,21 +92,26 @@ export class Store {
       .map((o) => structuredClone(o));
   }
 
+  /**
+   * Starts a watch after `fromRv` (a list's resourceVersion), replaying what happened since;
+   * `undefined` or "0" starts with every current object as ADDED. Returns the stop function, or
+   * throws 410 when `fromRv` is older than the history kept.
+   */
+  watch(t: ResourceType, ns: string | undefined, selector: Selector, fromRv: string | undefined, send: (e: WatchEvent) => void): () => void {
+    return this.watches.watch(t, ns, selector, fromRv, () => this.list(t, ns, selector), send);
+  }
+
+  /** Forgets every watch event so far: a watch from an older resourceVersion gets 410 Gone. */
+  compact(): void {
+    this.watches.compact(this.rv);
+  }
+
   // --- writes --------------------------------------------------------------------------
 
   create(t: ResourceType, ns: string | undefined, body: Json, manager: string, dryRun = false): Json {
-    const name = meta(body)?.name;
-    if (!name) throw new ApiError(422, 'Invalid', `${t.kind} is invalid: metadata.name: Required value: name is required`);
-    if (t.group === 'rbac.authorization.k8s.io') {
-      // RBAC objects take any path segment (`system:controller:…`, `operator:namespace`), as the real server's validation does.
-      if (name === '.' || name === '..' || /[/%]/.test(name)) {
-        throw this.invalid(t, name, [{ field: 'metadata.name', message: `Invalid value: "${name}": may not be '.' or '..' and may not contain '/' or '%'` }]);
-      }
-    } else if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
-      throw this.invalid(t, name, [{ field: 'metadata.name', message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'` }]);
-    }
+    const name = checkName(t, meta(body)?.name);
     this.checkNamespace(t, ns);
-    if (this.find(t, ns, name)) throw new ApiError(409, 'AlreadyExists', `${t.plural}${t.group ? `.${t.group}` : ''} "${name}" already exists`, this.detailsOf(t, name));
+    if (this.find(t, ns, name)) throw alreadyExists(t, name);
     const obj: Json = structuredClone(body);
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
@@ -163,43 +120,35 @@ export class Store {
     else delete m.namespace;
     if (t.status && t.group !== 'apiextensions.k8s.io') delete obj.status;
     this.admit(t, obj, undefined);
-    Object.assign(m, { uid: randomUUID(), creationTimestamp: this.now(), generation: 1 });
-    if (t.kind === 'Namespace') obj.status = { phase: 'Active' };
-    m.managedFields = recordUpdate({ before: undefined, after: obj, manager, scope: 'main', apiVersion: apiVersionOf(t), now: this.now() });
+    stamp(t, obj, now());
+    m.managedFields = updatedFields(t, undefined, obj, manager, 'main', now());
     if (dryRun) return obj;
     return this.store(t, obj, 'ADDED', { verb: 'create', manager, changed: true });
   }
 
   /** PUT: the whole object (or, with `scope: 'status'`, its status), at the given resourceVersion if any. */
-  update(t: ResourceType, ns: string | undefined, name: string, body: Json, manager: string, scope: 'main' | 'status', dryRun = false): Json {
+  update(t: ResourceType, ns: string | undefined, name: string, body: Json, manager: string, scope: Scope, dryRun = false): Json {
     const live = this.get(t, ns, name);
     const rv = meta(body)?.resourceVersion;
-    if (rv !== undefined && rv !== meta(live).resourceVersion) throw this.conflict(t, name);
-    return this.write(t, live, this.merged(t, live, body, scope), manager, scope, 'update', dryRun);
+    if (rv !== undefined && rv !== meta(live).resourceVersion) throw conflict(t, name);
+    return this.write(t, live, merged(t, live, body, scope), manager, scope, 'update', dryRun);
   }
 
-  patch(t: ResourceType, ns: string | undefined, name: string, apply: (live: Json) => Json, manager: string, scope: 'main' | 'status', dryRun = false): Json {
+  patch(t: ResourceType, ns: string | undefined, name: string, apply: (live: Json) => Json, manager: string, scope: Scope, dryRun = false): Json {
     const live = this.get(t, ns, name);
     const patched = apply(structuredClone(live));
     const rv = meta(patched)?.resourceVersion;
-    if (rv !== undefined && rv !== meta(live).resourceVersion) throw this.conflict(t, name);
-    return this.write(t, live, this.merged(t, live, patched, scope), manager, scope, 'patch', dryRun);
+    if (rv !== undefined && rv !== meta(live).resourceVersion) throw conflict(t, name);
+    return this.write(t, live, merged(t, live, patched, scope), manager, scope, 'patch', dryRun);
   }
 
   /** Server-side apply (`application/apply-patch+yaml`); creates the object when it does not exist. */
-  apply(t: ResourceType, ns: string | undefined, name: string, applied: Json, manager: string, force: boolean, scope: 'main' | 'status', dryRun = false): Json {
+  apply(t: ResourceType, ns: string | undefined, name: string, applied: Json, manager: string, force: boolean, scope: Scope, dryRun = false): Json {
     if (meta(applied)?.name !== name) throw new ApiError(400, 'BadRequest', `the name of the object (${String(meta(applied)?.name)}) does not match the name on the URL (${name})`);
     const live = this.find(t, ns, name);
-    if (!live && scope === 'status') throw this.notFound(t, name);
-    const now = this.now();
-    const res = serverSideApply({ live, applied, manager, force, scope, apiVersion: apiVersionOf(t), now });
-    if (res.conflicts.length && !force) {
-      const causes = res.conflicts.map((c) => ({ type: 'FieldManagerConflict', message: `conflict with "${c.manager}"`, field: `.${c.path.join('.')}` }));
-      throw new ApiError(409, 'Conflict', `Apply failed with ${causes.length} conflict(s): ${causes.map((c) => `${c.message}: ${c.field}`).join('; ')}`, {
-        ...this.detailsOf(t, name),
-        causes,
-      });
-    }
+    if (!live && scope === 'status') throw notFound(t, name);
+    const time = now();
+    const res = applyFields(t, name, { live, applied, manager, force, scope, now: time });
     const obj = res.object;
     meta(obj).managedFields = res.managedFields;
     if (!live) {
@@ -210,8 +159,7 @@ export class Store {
       if (t.namespaced) meta(obj).namespace = ns;
       if (t.status) delete obj.status;
       this.admit(t, obj, undefined);
-      Object.assign(meta(obj), { uid: randomUUID(), creationTimestamp: now, generation: 1 });
-      if (t.kind === 'Namespace') obj.status = { phase: 'Active' };
+      stamp(t, obj, time);
       if (dryRun) return obj;
       return this.store(t, obj, 'ADDED', { verb: 'apply', manager, changed: true });
     }
@@ -220,12 +168,12 @@ export class Store {
 
   delete(t: ResourceType, ns: string | undefined, name: string, manager: string, opts: { dryRun?: boolean; preconditionUid?: string } = {}): Json {
     const live = this.get(t, ns, name);
-    if (opts.preconditionUid && opts.preconditionUid !== meta(live).uid) throw this.conflict(t, name);
+    if (opts.preconditionUid && opts.preconditionUid !== meta(live).uid) throw conflict(t, name);
     if (opts.dryRun) return live;
     const m = meta(live);
     if (t.kind === 'Namespace') {
       if (!m.deletionTimestamp) {
-        m.deletionTimestamp = this.now();
+        m.deletionTimestamp = now();
         live.status = { phase: 'Terminating' };
         this.store(t, live, 'MODIFIED', { verb: 'delete', manager, changed: true });
       }
@@ -234,7 +182,7 @@ export class Store {
     }
     if ((m.finalizers as string[] | undefined)?.length) {
       if (!m.deletionTimestamp) {
-        m.deletionTimestamp = this.now();
+        m.deletionTimestamp = now();
         return this.store(t, live, 'MODIFIED', { verb: 'delete', manager, changed: true });
       }
       return live;
@@ -244,37 +192,9 @@ export class Store {
     return live;
   }
 
-  // --- internals -----------------------------------------------------------------------
+  // --- storage -------------------------------------------------------------------------
 
-  /** PUT/PATCH keep what the request cannot change: identity, and status or spec by scope. */
-  private merged(t: ResourceType, live: Json, body: Json, scope: 'main' | 'status'): Json {
-    const next: Json = structuredClone(body);
-    next.apiVersion = live.apiVersion;
-    next.kind = live.kind;
-    const m = meta(next);
-    const lm = meta(live);
-    for (const k of ['name', 'namespace', 'uid', 'creationTimestamp', 'generation', 'deletionTimestamp', 'managedFields']) {
-      if (lm[k] === undefined) delete m[k];
-      else m[k] = lm[k];
-    }
-    if (t.status) {
-      if (scope === 'status') return { ...structuredClone(live), status: next.status, metadata: { ...meta(live) } };
-      if (live.status === undefined) delete next.status;
-      else next.status = live.status;
-    }
-    return next;
-  }
-
-  private write(
-    t: ResourceType,
-    live: Json,
-    next: Json,
-    manager: string,
-    scope: 'main' | 'status',
-    verb: WriteRecord['verb'],
-    dryRun: boolean,
-    managedFields?: unknown,
-  ): Json {
+  private write(t: ResourceType, live: Json, next: Json, manager: string, scope: Scope, verb: WriteRecord['verb'], dryRun: boolean, managedFields?: unknown): Json {
     const m = meta(next);
     const lm = meta(live);
     if (lm.deletionTimestamp && JSON.stringify(m.finalizers ?? []) !== JSON.stringify(lm.finalizers ?? []) && !(m.finalizers as string[] | undefined)?.length) {
@@ -285,9 +205,8 @@ export class Store {
       return next;
     }
     this.admit(t, next, live);
-    const specChanged = !sameJson(strip(live), strip(next));
-    m.generation = (lm.generation as number) + (specChanged && scope === 'main' ? 1 : 0);
-    m.managedFields = managedFields ?? recordUpdate({ before: live, after: next, manager, scope, apiVersion: apiVersionOf(t), now: this.now() });
+    m.generation = nextGeneration(live, next, scope);
+    m.managedFields = managedFields ?? updatedFields(t, live, next, manager, scope, now());
     m.resourceVersion = lm.resourceVersion;
     if (sameJson(live, next)) {
       // Nothing changes: no new resourceVersion, no event. The request is still recorded.
@@ -299,23 +218,7 @@ export class Store {
   }
 
   private admit(t: ResourceType, obj: Json, old: Json | undefined): void {
-    // The real server's defaulting for a built-in kind users create by hand.
-    if (t.group === '' && t.kind === 'Secret' && !obj.type) obj.type = 'Opaque';
-    if (t.kind === 'CustomResourceDefinition') {
-      const types = typesOfCrd(obj as Parameters<typeof typesOfCrd>[0]);
-      for (const nt of types) {
-        try {
-          if (nt.schema) compileCrdSchema(nt.schema);
-        } catch (err) {
-          throw this.invalid(t, meta(obj).name, [{ field: 'spec.versions.schema', message: (err as Error).message }]);
-        }
-      }
-      return;
-    }
-    const schema = this.schemas.get(typeKey(t));
-    if (!schema) return;
-    const errors = schema.admit(obj, old);
-    if (errors.length) throw this.invalid(t, meta(obj).name, errors);
+    admit(t, obj, old, this.schemas.get(typeKey(t)));
   }
 
   private store(t: ResourceType, obj: Json, type: 'ADDED' | 'MODIFIED', w: Pick<WriteRecord, 'verb' | 'manager' | 'changed'>): Json {
@@ -324,7 +227,7 @@ export class Store {
     m.resourceVersion = String(this.rv);
     this.objects.get(typeKey(t))!.set(objKey(t.namespaced ? m.namespace : undefined, m.name), obj);
     this.writes.push({ ...w, resource: t.plural, namespace: m.namespace, name: m.name });
-    this.emit(t, { type, object: obj });
+    this.watches.emit(t, this.rv, { type, object: obj });
     if (t.kind === 'CustomResourceDefinition') for (const nt of typesOfCrd(obj as Parameters<typeof typesOfCrd>[0])) this.register(nt);
     return structuredClone(obj);
   }
@@ -335,7 +238,7 @@ export class Store {
     const gone = { ...obj, metadata: { ...m, resourceVersion: String(this.rv) } };
     this.objects.get(typeKey(t))!.delete(objKey(t.namespaced ? m.namespace : undefined, m.name));
     this.writes.push({ ...w, changed: true, resource: t.plural, namespace: m.namespace, name: m.name });
-    this.emit(t, { type: 'DELETED', object: gone });
+    this.watches.emit(t, this.rv, { type: 'DELETED', object: gone });
   }
 
   /**
@@ -358,7 +261,7 @@ export class Store {
           const inTerminating = ns && meta(ns).deletionTimestamp;
           if ((orphaned || inTerminating) && !m.deletionTimestamp) {
             if ((m.finalizers as string[] | undefined)?.length) {
-              m.deletionTimestamp = this.now();
+              m.deletionTimestamp = now();
               this.store(t, o, 'MODIFIED', { verb: 'delete', manager: 'garbage-collector', changed: true });
             } else {
               this.remove(t, o, { verb: 'delete', manager: orphaned ? 'garbage-collector' : 'namespace-controller' });
@@ -379,53 +282,6 @@ export class Store {
     }
   }
 
-  private emit(t: ResourceType, event: WatchEvent): void {
-    const ns = meta(event.object).namespace;
-    const h = this.history.get(typeKey(t)) ?? [];
-    h.push({ rv: this.rv, event: structuredClone(event), namespace: ns });
-    if (h.length > this.historySize) {
-      const dropped = h.shift()!;
-      this.oldestWatchable = Math.max(this.oldestWatchable, dropped.rv);
-    }
-    this.history.set(typeKey(t), h);
-    for (const w of this.watchers) {
-      if (w.type !== t && typeKey(w.type) !== typeKey(t)) continue;
-      if (w.namespace !== undefined && w.namespace !== ns) continue;
-      if (!matches(w.selector, event.object)) continue;
-      w.send(structuredClone(event));
-    }
-  }
-
-  /**
-   * Starts a watch after `fromRv` (a list's resourceVersion), replaying what happened since;
-   * `undefined` or "0" starts with every current object as ADDED. Returns the stop function, or
-   * throws 410 when `fromRv` is older than the history kept.
-   */
-  watch(t: ResourceType, ns: string | undefined, selector: Selector, fromRv: string | undefined, send: (e: WatchEvent) => void): () => void {
-    const w: Watcher = { type: t, namespace: t.namespaced ? ns : undefined, selector, send };
-    if (fromRv === undefined || fromRv === '' || fromRv === '0') {
-      for (const o of this.list(t, ns, selector)) send({ type: 'ADDED', object: o });
-    } else {
-      const from = Number(fromRv);
-      if (!Number.isInteger(from) || from < this.oldestWatchable - 1) {
-        throw new ApiError(410, 'Expired', `too old resource version: ${fromRv} (${this.oldestWatchable})`);
-      }
-      for (const h of this.history.get(typeKey(t)) ?? []) {
-        if (h.rv > from && (w.namespace === undefined || w.namespace === h.namespace) && matches(selector, h.event.object)) send(structuredClone(h.event));
-      }
-    }
-    this.watchers.add(w);
-    return () => this.watchers.delete(w);
-  }
-
-  /** Forgets every watch event so far: a watch from an older resourceVersion gets 410 Gone. */
-  compact(): void {
-    this.history.clear();
-    this.oldestWatchable = this.rv + 1;
-  }
-
-  // --- errors and helpers --------------------------------------------------------------
-
   private checkNamespace(t: ResourceType, ns: string | undefined): void {
     if (!t.namespaced) return;
     const n = this.objects.get('/namespaces')!.get(objKey(undefined, ns!));
@@ -434,40 +290,4 @@ export class Store {
       throw new ApiError(403, 'Forbidden', `${t.plural} is forbidden: unable to create new content in namespace ${ns} because it is being terminated`);
     }
   }
-
-  private detailsOf(t: ResourceType, name: string): Json {
-    return { name, ...(t.group ? { group: t.group } : {}), kind: t.plural };
-  }
-
-  private notFound(t: ResourceType, name: string): ApiError {
-    return new ApiError(404, 'NotFound', `${t.plural}${t.group ? `.${t.group}` : ''} "${name}" not found`, this.detailsOf(t, name));
-  }
-
-  private conflict(t: ResourceType, name: string): ApiError {
-    return new ApiError(
-      409,
-      'Conflict',
-      `Operation cannot be fulfilled on ${t.plural}${t.group ? `.${t.group}` : ''} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-      this.detailsOf(t, name),
-    );
-  }
-
-  private invalid(t: ResourceType, name: string, errors: FieldError[]): ApiError {
-    const what = `${t.kind}${t.group ? `.${t.group}` : ''} "${name}"`;
-    return new ApiError(422, 'Invalid', `${what} is invalid: ${errors.map((e) => `${e.field}: ${e.message}`).join(', ')}`, {
-      ...this.detailsOf(t, name),
-      kind: t.kind,
-      causes: errors.map((e) => ({ reason: 'FieldValueInvalid', message: e.message, field: e.field })),
-    });
-  }
-
-  private now(): string {
-    return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  }
-}
-
-/** What `metadata.generation` counts: changes to anything but metadata and status. */
-function strip(o: Json): Json {
-  const { metadata: _m, status: _s, ...rest } = o;
-  return rest;
 }

@@ -1,0 +1,61 @@
+/**
+ * Where each process listens (the API, the indexer's own port, the simulated chain's RPC), and
+ * the indexer's row cache, which the settings table lists with them.
+ */
+
+import Joi from 'joi';
+import { int, spec, type SettingOptions, type SettingSpec } from './kinds';
+import { BOTH } from './readers';
+
+/**
+ * Rows the indexer's row cache holds (D-62). Measured at 700–2,000 bytes of heap per cached
+ * row or wallet, so about 70–200 MB when full; the working set of the simulated chain of
+ * `npm run bench -- indexer` is a few thousand.
+ */
+export const DEFAULT_INDEXER_CACHE_ROWS = 100_000;
+
+export const LISTEN_SETTINGS = {
+  API_HOST: spec<string, SettingOptions<string> & { default: string }>(Joi.string().hostname(), { type: 'string' }, 'host name or address', {
+    default: '0.0.0.0',
+    readBy: [...BOTH, 'chain'],
+    description: 'listen address of the API, of the indexer\'s own port and of the simulated chain\'s RPC',
+  }),
+  API_PORT: int({
+    min: 0,
+    max: 65535,
+    default: 3000,
+    defaultText: '`PORT` when set, else `3000`',
+    readBy: ['api'],
+    description: 'API port (REST and `/ws`); 0 picks a free port',
+  }),
+  // Platforms (Heroku, Cloud Run, Render, Fly, …) tell a process its port in PORT (D-78).
+  PORT: int({
+    min: 0,
+    max: 65535,
+    readBy: ['api'],
+    description: 'alias of `API_PORT` for platforms that set `PORT`; `API_PORT` wins when both are set (D-78)',
+  }),
+  INDEXER_PORT: int({
+    min: 0,
+    max: 65535,
+    default: 3001,
+    readBy: ['indexer'],
+    description: 'indexer port (`/health`, `/ready`, `/metrics`, internal webhook ingest)',
+  }),
+  CHAIN_RPC_PORT: int({
+    min: 0,
+    max: 65535,
+    default: 8899,
+    readBy: ['chain', 'embedded'],
+    description:
+      "the simulated chain's Solana JSON-RPC port, HTTP and WebSocket on one port (8899, a local validator's); `npm start` serves it beside the API, `npm run chain` alone (D-211)",
+  }),
+  INDEXER_CACHE_ROWS: int({
+    min: 0,
+    max: 10_000_000,
+    default: DEFAULT_INDEXER_CACHE_ROWS,
+    readBy: ['indexer'],
+    description:
+      'rows the indexer keeps in memory to apply the next batch while one commits (D-62; 700–2,000 bytes each as measured); `0` turns that off',
+  }),
+} as const satisfies Record<string, SettingSpec<any>>;

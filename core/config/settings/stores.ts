@@ -1,0 +1,63 @@
+/**
+ * The stores and the chain a process talks to: PostgreSQL, Redis, the embedded stand-ins of
+ * single-process mode and when production allows them, the Solana RPC.
+ */
+
+import { flag, int, redisUri, text, uri, type SettingSpec } from './kinds';
+import { BOTH, INDEXER_SOURCES } from './readers';
+
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1_000;
+
+export const STORE_SETTINGS = {
+  DATABASE_URL: uri(['postgres', 'postgresql'], {
+    readBy: ['api', 'indexer', 'migrate'],
+    requiredBy: ['api', 'migrate', ...INDEXER_SOURCES],
+    secret: true,
+    description: 'PostgreSQL of the tenant; unset means embedded PostgreSQL (single-process mode)',
+  }),
+  DATABASE_POOL_MAX: int({ min: 1, max: 200, default: 10, readBy: BOTH, description: 'connections per process' }),
+  REDIS_URL: redisUri({
+    readBy: BOTH,
+    // ALLOW_EMBEDDED_STORES waives it for a process, deliberately (D-54); the kit never does.
+    requiredBy: ['api', ...INDEXER_SOURCES],
+    secret: true,
+    description:
+      'Redis shared by the API replicas and the indexer: `redis://[user:password@]host:port[/db]` for one Redis, `redis+cluster://[user:password@]host:port,host:port,…` for a Redis Cluster (seed nodes; D-92), `rediss` for TLS; unset means in-memory nonce store, rate limiter and bus (one process only)',
+  }),
+  REDIS_COMMAND_TIMEOUT_MS: int({
+    min: 10,
+    max: 60_000,
+    default: DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+    readBy: BOTH,
+    description:
+      'a Redis command without a reply by then fails: rate limits fall back to the per-process insurance limiter, signed requests get 503, the indexer\'s publish is given up (D-66)',
+  }),
+  DATA_DIR: text(/^[^\0]+$/, 'path', {
+    default: '.data',
+    maxLength: 4096,
+    readBy: ['embedded', 'chain'],
+    description:
+      'Single-process mode (`npm start`) and the simulated chain (`npm run chain`): where embedded PostgreSQL keeps its files and the chain its genesis and the transactions it accepted; survives restarts (`--fresh` deletes it)',
+  }),
+  ALLOW_EMBEDDED_STORES: flag({
+    default: false,
+    readBy: ['api', 'indexer', 'embedded'],
+    description:
+      'With `NODE_ENV=production`, lets a process run without `REDIS_URL` (per-process nonces, rate limits, bus) or in single-process mode (embedded PostgreSQL); refused otherwise',
+  }),
+  // RPC endpoints usually carry the provider's API key in their path or query: secrets.
+  RPC_URL: uri(['http', 'https'], {
+    default: 'http://127.0.0.1:8899',
+    readBy: BOTH,
+    // The default is a local validator's (or `npm start`'s chain): never a deployment's RPC.
+    requiredBy: ['api', 'indexer:rpc'],
+    secret: true,
+    description: 'Solana JSON-RPC endpoint: the indexer reads the program\'s transactions, the API reads recent blockhashes for `/tx/*`',
+  }),
+  RPC_WS_URL: uri(['ws', 'wss'], {
+    defaultText: '`RPC_URL` with the `ws` scheme',
+    readBy: ['indexer'],
+    secret: true,
+    description: 'Solana RPC WebSocket endpoint (`logsSubscribe`)',
+  }),
+} as const satisfies Record<string, SettingSpec<any>>;
