@@ -6,12 +6,16 @@ import net from 'node:net';
  * JSON-RPC call (what makes an indexer fall behind the chain, which a frozen indexer cannot show:
  * its own series go stale) and a corrupted transaction (a `getTransaction` answer with one more
  * `Program data:` event that decodes to nothing the program emits, as a provider's bad data
- * would), which the indexer must dead-letter. WebSocket subscriptions pass through untouched.
+ * would), which the indexer must dead-letter, and a provider's rate limit (HTTP 429 with
+ * `Retry-After`, as public RPC providers answer), which the indexer must wait out. WebSocket subscriptions pass through untouched.
  */
 export async function startRpcFaultProxy(opts: { upstream: string; host: string }) {
   const target = new URL(opts.upstream);
   let latencyMs = 0;
   let corruptNext = 0;
+  let rateLimitedUntil = 0;
+  let retryAfterS = 1;
+  let refused = 0;
   const corrupted: string[] = [];
 
   /** An event of our program whose discriminator is no event's: the indexer's `unknown_discriminator`. */
@@ -32,6 +36,12 @@ export async function startRpcFaultProxy(opts: { upstream: string; host: string 
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      if (Date.now() < rateLimitedUntil) {
+        refused += 1;
+        res.writeHead(429, { 'retry-after': String(retryAfterS), 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: 429, message: 'Too many requests' }, id: null }));
+        return;
+      }
       setTimeout(() => {
         const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
           const body: Buffer[] = [];
@@ -77,6 +87,13 @@ export async function startRpcFaultProxy(opts: { upstream: string; host: string 
     setLatency: (ms: number) => void (latencyMs = ms),
     /** The next `n` transactions fetched get one undecodable event more. */
     corruptTransactions: (n = 1) => void (corruptNext += n),
+    /** Every JSON-RPC call for the next `ms` is refused with HTTP 429 and `Retry-After: retryAfter` seconds. */
+    rateLimit: (ms: number, retryAfter = 1) => {
+      rateLimitedUntil = Date.now() + ms;
+      retryAfterS = retryAfter;
+    },
+    /** JSON-RPC calls refused with 429 so far. */
+    refused: () => refused,
     /** Signatures of the transactions corrupted so far. */
     corrupted: () => [...corrupted],
     close: () =>

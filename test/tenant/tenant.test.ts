@@ -274,12 +274,34 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
     }, 15 * MIN);
   });
 
+  it('rides out a provider\'s rate limit: 429s with Retry-After counted as rate_limited, waited out, the indexer back at the chain\'s tip', async () => {
+    const lagOf = async () => Number((await query(t.prometheusUrl, 'max(service_indexer_slot_lag{service="indexer",tenant="alpha"})'))[0]?.value[1] ?? NaN);
+    t.faults!.rateLimit(8_000, 1);
+    await eventually('calls refused', async () => t.faults!.refused() > 0, MIN);
+    const limited = await eventually(
+      'rate_limited errors scraped',
+      async () => (await query(t.prometheusUrl, 'sum(service_indexer_rpc_errors_total{service="indexer",tenant="alpha",kind="rate_limited"})'))[0],
+      2 * MIN,
+    );
+    expect(Number(limited.value[1])).toBeGreaterThan(0);
+    // Waited out, not given up: the indexer follows the chain again.
+    const chainSlot = async () => {
+      const res = await fetch(t.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot', params: [] }) });
+      return ((await res.json()) as { result: number }).result;
+    };
+    const after = await eventually('the chain answering again', async () => (await chainSlot().catch(() => undefined)) ?? false, MIN);
+    const committed = async () => Number((await query(t.prometheusUrl, 'max(service_indexer_last_processed_slot{tenant="alpha"})'))[0]?.value[1] ?? 0);
+    await eventually('the indexer past the slot the limit ended at', async () => (await committed()) >= after, 2 * MIN);
+    expect(await lagOf()).toBeLessThan(25);
+  }, 5 * MIN);
+
   it('draws every dashboard panel from this tenant\'s series (the environment and tenant variables set to it)', async () => {
     // Fresh traffic for the rate() panels.
     const reader = await wallet();
     await eventually('the API back to full health', async () => t.pods.every((p) => p.ready()), 2 * MIN);
     for (let i = 0; i < 20; i++) await reader.read('/markets?limit=5').catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 12_000));
+    // Scraped twice since: what rate() needs to draw it.
+    await eventually('the reads scraped', async () => (await query(t.prometheusUrl, 'sum(increase(service_api_requests_total{tenant="alpha",route=~".*markets.*"}[30s])) > 0')).length > 0, MIN);
     // Panels with nothing to draw here, and why: checked both ways (each of them is empty, every other is not).
     const WITHOUT_DATA: Record<string, string> = {
       'Plan-limit refusals by plan (appendix variant)': 'a legacy tenant\'s plans by API key; alpha serves v1',
