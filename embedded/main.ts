@@ -1,7 +1,6 @@
 // Single-process mode (`npm start`): simulated chain + indexer + API in one process, on
 // embedded PostgreSQL and in-memory stand-ins for Redis. Nothing to install.
-import { parseArgs } from 'node:util';
-import { intOption } from '../core/cli';
+import { intOption, parseArgsOrExit } from '../core/cli';
 import { loadConfigOrExit } from '../core/config';
 import { requireAllowed } from '../core/process';
 
@@ -14,9 +13,8 @@ const USAGE = `usage: npm start -- [options]
   --variant V          the API's shape: v1 (default) or legacy (the spec appendix's, D-155; API_VARIANT)
   --help`;
 
-let values: ReturnType<typeof parse>['values'];
-function parse() {
-  return parseArgs({
+const { values } = parseArgsOrExit(
+  {
     options: {
       fresh: { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
@@ -27,18 +25,9 @@ function parse() {
       help: { type: 'boolean', default: false },
     },
     strict: true,
-  });
-}
-try {
-  values = parse().values;
-} catch (err) {
-  process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
-  process.exit(2);
-}
-if (values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
+  },
+  USAGE,
+);
 // A newcomer's terminal shows the banner, not JSON logs, unless LOG_LEVEL asks for them.
 const config = loadConfigOrExit({
   ...process.env,

@@ -1,7 +1,6 @@
 // Indexer process entry point: `npm run indexer -- --source rpc|simulator|webhook [...]`.
 // Tracing starts before anything else is loaded (it patches http, pg and ioredis on load).
-import { parseArgs } from 'node:util';
-import { intOption } from '../core/cli';
+import { intOption, parseArgsOrExit } from '../core/cli';
 import { loadConfigOrExit } from '../core/config';
 import { startTracing } from '../core/telemetry/tracing';
 
@@ -16,9 +15,8 @@ const USAGE = `usage: npm run indexer -- [options]
   --no-progress                    no progress bar
   --help`;
 
-let args: ReturnType<typeof parse>;
-function parse() {
-  return parseArgs({
+const args = parseArgsOrExit(
+  {
     options: {
       source: { type: 'string', default: 'rpc' },
       seed: { type: 'string', default: '1' },
@@ -31,18 +29,9 @@ function parse() {
       help: { type: 'boolean', default: false },
     },
     strict: true,
-  });
-}
-try {
-  args = parse();
-} catch (err) {
-  process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
-  process.exit(2);
-}
-if (args.values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
+  },
+  USAGE,
+);
 const source = args.values.source;
 if (source !== 'rpc' && source !== 'simulator' && source !== 'webhook') {
   process.stderr.write(`--source must be rpc, simulator or webhook (got ${source})\n`);
