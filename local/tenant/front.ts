@@ -1,5 +1,6 @@
 import http from 'node:http';
 import net from 'node:net';
+import { tunnelUpgrade } from './tunnel';
 
 /**
  * What sits in front of pods. A Service front is kube-proxy: each TCP connection to the
@@ -131,22 +132,7 @@ export async function startIngressFront(opts: IngressOptions): Promise<ServiceFr
   server.on('upgrade', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     const e = pick();
     if (!e) return void client.end('HTTP/1.1 503 Service Unavailable\r\n\r\n');
-    const upstream = net.connect(e.port, e.host, () => {
-      const lines = [`${req.method} ${req.url} HTTP/1.1`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-      lines.push(`X-Forwarded-For: ${client.remoteAddress}`);
-      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (head.length) upstream.write(head);
-      client.pipe(upstream).pipe(client);
-    });
-    const done = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    upstream.on('error', done);
-    client.on('error', done);
-    client.on('close', done);
-    upstream.on('close', done);
+    tunnelUpgrade(req, client, head, e, { 'X-Forwarded-For': client.remoteAddress ?? '' });
   });
 
   const port = await listen(server, opts.host, opts.port);

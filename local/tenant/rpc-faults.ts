@@ -1,5 +1,6 @@
 import http from 'node:http';
 import net from 'node:net';
+import { tunnelUpgrade } from './tunnel';
 
 /**
  * A Solana RPC provider's faults, between the tenant and its chain: a latency added to every
@@ -62,21 +63,7 @@ export async function startRpcFaultProxy(opts: { upstream: string; host: string 
     });
   });
   server.on('upgrade', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
-    const upstream = net.connect(Number(target.port), target.hostname, () => {
-      const lines = [`${req.method} ${req.url} HTTP/1.1`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (head.length) upstream.write(head);
-      client.pipe(upstream).pipe(client);
-    });
-    const done = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    for (const s of [client, upstream]) {
-      s.on('error', done);
-      s.on('close', done);
-    }
+    tunnelUpgrade(req, client, head, { host: target.hostname, port: Number(target.port) });
   });
   await new Promise<void>((r) => server.listen(0, opts.host, r));
   const { port } = server.address() as net.AddressInfo;
