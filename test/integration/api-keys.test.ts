@@ -252,5 +252,6 @@ describe('plan limits (real Redis, cluster-wide)', () => {
     } finally {
       await a.close();
     }
-  });
+    // 10,200 requests: a few seconds idle, far more on a loaded 2-core runner.
+  }, 3 * 60_000);
 });

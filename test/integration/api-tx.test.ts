@@ -37,7 +37,7 @@ describe('POST /tx/* (real signatures, PostgreSQL, Redis, the simulated chain ov
     return apis.start(testCommon({ PROGRAM_ID, TENANT_ID: tenant, ...HIGH, ...env }), database.db, { chain: withChain ? createRpcChain({ url: rpcUrl }) : undefined });
   }
   const indexedSlot = async () => Number((await database.db.one('SELECT last_processed_slot FROM indexer_cursor')).last_processed_slot);
-  const caughtUp = () => waitFor('indexer at the chain tip', async () => (await indexedSlot()) >= sim.slot - 1 && chain.transactions().length > 0);
+  const caughtUp = (ms?: number) => waitFor('indexer at the chain tip', async () => (await indexedSlot()) >= sim.slot - 1 && chain.transactions().length > 0, ms);
 
   beforeAll(async () => {
     chain = createSimulatorRpcServer({ simulator: sim });
@@ -52,8 +52,9 @@ describe('POST /tx/* (real signatures, PostgreSQL, Redis, the simulated chain ov
     indexer = createIndexer({ common: icommon, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, source, heartbeatMs: 200, updates: undefined });
     indexerRun = indexer.run();
     api = await startApi({});
-    await caughtUp();
-  });
+    await caughtUp(150_000);
+    // A backfill of the chain's first markets through JSON-RPC: seconds idle, more on a loaded runner.
+  }, 3 * 60_000);
   afterAll(async () => {
     await apis.closeAll();
     await indexer.stop();
