@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Common } from '../../core/common';
 import type { RawTransaction } from '../../core/events';
 import { subscribeProgramLogs } from './logs-subscription';
@@ -227,6 +228,9 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       }
       const onAbort = () => trigger?.();
       signal.addEventListener('abort', onAbort);
+      // Each request in flight and each caller waiting on the limiter listens to it, up to a
+      // few times the concurrency (the chunk being fetched and the one ahead).
+      setMaxListeners(4 * concurrency + 10, signal);
       try {
         while (!signal.aborted) {
           pending = false;
@@ -297,6 +301,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     close: async () => {
       subscription?.close();
       trigger?.();
+      rpc.close();
     },
   };
 }
