@@ -44,6 +44,13 @@ export interface ProviderStats {
   faults: { rateLimited: number; serverError: number; timeout: number };
   /** `getTransaction` bodies served for a signature whose body had been served before. */
   refetched: number;
+  /**
+   * The most requests that arrived while a 429's `Retry-After` ran (from the 429 reaching the
+   * client to its Retry-After passing). A client that honours it sends nothing new then: only
+   * what it had in flight and what it sent before it read the 429 arrive, within twice its
+   * concurrency; one that does not sends at its pace.
+   */
+  maxArrivalsInPause: number;
 }
 
 const BATCH_REFUSED = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Batch requests are not available on this plan' } });
@@ -56,17 +63,26 @@ export function createRpcProvider(initial: RpcProviderOptions = {}) {
   let bucketFull = true;
   // Only kept while the provider mode is on: a long-running chain would grow it without bound.
   const served = new Set<string>();
-  const stats: ProviderStats = { requests: 0, calls: 0, credits: 0, rateLimited: 0, batchesRefused: 0, faults: { rateLimited: 0, serverError: 0, timeout: 0 }, refetched: 0 };
+  const fresh = (): ProviderStats => ({ requests: 0, calls: 0, credits: 0, rateLimited: 0, batchesRefused: 0, faults: { rateLimited: 0, serverError: 0, timeout: 0 }, refetched: 0, maxArrivalsInPause: 0 });
+  const stats = fresh();
+  // The Retry-After window open now: a later 429 inside it does not open another.
+  let pauseFrom = 0;
+  let pauseUntil = 0;
+  let pauseArrivals = 0;
 
   const enabled = () => Boolean(opts.latencyMs || opts.jitterMs || opts.requestsPerSecond || opts.batches === false || opts.faultRate);
   const delay = () => Math.max(0, (opts.latencyMs ?? 0) + (opts.jitterMs ? (random() * 2 - 1) * opts.jitterMs : 0));
-  const refuse = (status: number, body: string, headers: Record<string, string> = {}): ProviderVerdict => ({
-    kind: 'refuse',
-    delayMs: delay(),
-    status,
-    headers: { 'content-type': body.startsWith('{') ? 'application/json' : 'text/plain', ...headers },
-    body,
-  });
+  const refuse = (status: number, body: string, headers: Record<string, string> = {}): ProviderVerdict => {
+    const delayMs = delay();
+    const retryAfter = Number(headers['retry-after']);
+    // The window opens when the 429 reaches the client (after the latency).
+    if (status === 429 && performance.now() >= pauseUntil) {
+      pauseFrom = performance.now() + delayMs;
+      pauseUntil = pauseFrom + retryAfter * 1000;
+      pauseArrivals = 0;
+    }
+    return { kind: 'refuse', delayMs, status, headers: { 'content-type': body.startsWith('{') ? 'application/json' : 'text/plain', ...headers }, body };
+  };
 
   /** Takes `cost` credits from the bucket, or says how long until it would hold them. */
   function take(cost: number): number {
@@ -101,6 +117,8 @@ export function createRpcProvider(initial: RpcProviderOptions = {}) {
       if (!enabled()) return { kind: 'serve', delayMs: 0 };
       const calls = Array.isArray(body) ? (body as { method?: string }[]) : [body as { method?: string }];
       stats.requests++;
+      const now = performance.now();
+      if (now >= pauseFrom && now < pauseUntil) stats.maxArrivalsInPause = Math.max(stats.maxArrivalsInPause, ++pauseArrivals);
       if (opts.faultRate && random() < opts.faultRate) {
         const r = random();
         if (r < 1 / 3) {
@@ -139,8 +157,9 @@ export function createRpcProvider(initial: RpcProviderOptions = {}) {
     },
     stats: (): ProviderStats => structuredClone(stats),
     resetStats() {
-      Object.assign(stats, { requests: 0, calls: 0, credits: 0, rateLimited: 0, batchesRefused: 0, faults: { rateLimited: 0, serverError: 0, timeout: 0 }, refetched: 0 });
+      Object.assign(stats, fresh());
       served.clear();
+      pauseUntil = 0;
     },
   };
 }

@@ -5,7 +5,8 @@
  * `Retry-After` has passed and cuts the rate (multiplicative decrease); each second without one
  * raises it again (additive increase) up to the configured rate. Given its plan's limit, the
  * source runs just under it and meets 429s only from a provider's own hiccups; given none, it
- * finds the limit by the 429s and settles around it.
+ * sends unpaced until a first 429, takes the pace of the second before as the limit, and from
+ * there probes upwards (10 % a second once back at it) until the next 429.
  */
 export interface RpcLimiterOptions {
   /** Credits per second; 0 or unset: no pacing until a 429 says there is a limit. */
@@ -39,41 +40,43 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 /** Multiplicative decrease on a 429, at most once per second (the 429s of requests already in flight are one signal). */
 const DECREASE = 0.8;
-/** Additive increase per second without a 429: this share of the configured rate (or of the pace, with none). */
-const INCREASE = 0.02;
+/** Additive increase per second without a 429, back towards the ceiling: this share of it (from 0.8 back in 4 s). */
+const INCREASE = 0.05;
+/** With no configured rate, a second at the ceiling without a 429 raises it this much: probing for more. */
+const PROBE = 1.1;
 /** How early a paced request may go: jitter a provider's one-second bucket absorbs. */
 const TOLERANCE_MS = 5;
 
 export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
   const cap = opts.requestsPerSecond && opts.requestsPerSecond > 0 ? opts.requestsPerSecond : Infinity;
   let rate = cap;
+  // Where the pace climbs back to: the configured rate, or (with none) the pace the last 429 met.
+  let ceiling = cap;
   // Theoretical arrival time of the next credit (GCRA): a request of c credits moves it c / rate on.
   let tat = 0;
   let pausedUntil = 0;
   let lastChange = 0;
   const stats = { rateLimited: 0, pausedMs: 0 };
-  // Credits sent in the current and the previous second: what the pace was when a first 429 came.
-  let second = 0;
-  let thisSecond = 0;
-  let lastSecond = 0;
+  // Credits sent in the last second while unpaced: the pace a first 429 met.
+  const sent: { at: number; credits: number }[] = [];
+  let sentSum = 0;
 
   let inFlight = 0;
   const waiting: (() => void)[] = [];
   const limit = opts.concurrency && opts.concurrency > 0 ? opts.concurrency : Infinity;
 
   function count(credits: number, now: number) {
-    const s = Math.floor(now / 1000);
-    if (s !== second) {
-      lastSecond = s === second + 1 ? thisSecond : 0;
-      thisSecond = 0;
-      second = s;
-    }
-    thisSecond += credits;
+    if (rate !== Infinity) return;
+    sent.push({ at: now, credits });
+    sentSum += credits;
+    while (sent.length && sent[0]!.at < now - 1_000) sentSum -= sent.shift()!.credits;
   }
 
   function raise(now: number) {
-    if (rate === cap || now - lastChange < 1_000) return;
-    rate = Math.min(cap, rate + Math.max(1, (cap === Infinity ? rate : cap) * INCREASE));
+    if (rate === Infinity || now - lastChange < 1_000) return;
+    if (rate < ceiling) rate = Math.min(ceiling, rate + ceiling * INCREASE);
+    else if (cap === Infinity) rate = ceiling = ceiling * PROBE;
+    else return;
     lastChange = now;
   }
 
@@ -102,14 +105,16 @@ export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
   return {
     /** Waits for a slot and the credits; the returned function gives the slot back. */
     async acquire(credits: number, signal?: AbortSignal): Promise<() => void> {
+      // A slot given back goes straight to the longest waiter, so none is taken twice.
       if (inFlight >= limit) await new Promise<void>((r) => waiting.push(r));
-      inFlight++;
+      else inFlight++;
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
-        inFlight--;
-        waiting.shift()?.();
+        const next = waiting.shift();
+        if (next) next();
+        else inFlight--;
       };
       try {
         await pace(credits, signal);
@@ -127,9 +132,12 @@ export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
       tat = Math.max(tat, pausedUntil);
       if (now - lastChange < 1_000) return;
       // Unpaced so far: the pace that met the limit is what was sent in the last second.
-      const base = rate === Infinity ? Math.max(thisSecond, lastSecond, 1) : rate;
-      rate = Math.max(1, base * DECREASE);
+      const pace = rate === Infinity ? Math.max(1, sentSum) : rate;
+      if (cap === Infinity) ceiling = pace;
+      rate = Math.max(1, pace * DECREASE);
       lastChange = now;
+      sent.length = 0;
+      sentSum = 0;
     },
     stats: (): RpcLimiterStats => ({ ...stats, rate: rate === Infinity ? null : rate }),
   };
