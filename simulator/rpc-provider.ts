@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import { creditsOf } from '../core/rpc-credits';
 
 /**
@@ -148,6 +149,16 @@ export function createRpcProvider(initial: RpcProviderOptions = {}) {
       stats.calls += calls.length;
       stats.credits += cost;
       return { kind: 'serve', delayMs: delay() };
+    },
+    /** Answers as judged, after the latency: the served `text`, or the refusal; a hang never answers. */
+    answer(res: http.ServerResponse, verdict: ProviderVerdict, text?: string) {
+      if (verdict.kind === 'hang') return;
+      const send =
+        verdict.kind === 'refuse'
+          ? () => void res.writeHead(verdict.status, verdict.headers).end(verdict.body)
+          : () => void res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      if (verdict.delayMs) setTimeout(send, verdict.delayMs);
+      else send();
     },
     /** A `getTransaction` body went out: counts it when that signature's had gone out before. */
     servedTransaction(signature: string) {

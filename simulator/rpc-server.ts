@@ -6,6 +6,7 @@ import bs58 from 'bs58';
 import { RpcSubmitError } from './chain/preflight';
 import type { Block, RpcChain } from './chain/types';
 import { createRpcProvider, type RpcProviderOptions } from './rpc-provider';
+import { RawJson, serialize } from './rpc-json';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';
 
@@ -18,18 +19,6 @@ interface LedgerEntry {
   version: RawTransaction['version'];
   json: string;
 }
-
-/** A value already serialized: spliced into the response as it is. */
-class RawJson {
-  constructor(readonly json: string) {}
-}
-
-const serialize = (out: unknown): string => {
-  if (Array.isArray(out)) return `[${out.map(serialize).join(',')}]`;
-  const r = out as { id?: unknown; result?: unknown };
-  if (r && r.result instanceof RawJson) return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id ?? null)},"result":${r.result.json}}`;
-  return JSON.stringify(out);
-};
 
 export interface SimulatorRpcOptions {
   /** The chain it serves (`RpcChain`: a `MarketSimulator` is one). */
@@ -222,19 +211,12 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(null, -32700, 'Parse error')));
       }
       const verdict = provider.admit(body);
-      if (verdict.kind === 'hang') return;
-      if (verdict.kind === 'refuse') {
-        const refused = () => void res.writeHead(verdict.status, verdict.headers).end(verdict.body);
-        return void (verdict.delayMs ? setTimeout(refused, verdict.delayMs) : refused());
-      }
+      if (verdict.kind !== 'serve') return provider.answer(res, verdict);
       let out: unknown;
       if (fault === 'rpc_error') out = rpcError((body as { id?: unknown }).id ?? null, -32005, 'Node is behind by 42 slots');
       else if (fault === 'null_transaction' && (body as { method?: string }).method === 'getTransaction') out = { jsonrpc: '2.0', id: (body as { id?: unknown }).id ?? null, result: null };
       else out = Array.isArray(body) ? body.map((b) => handle(b as never)) : handle(body as never);
-      const text = serialize(out);
-      const answer = () => void res.writeHead(200, { 'content-type': 'application/json' }).end(text);
-      if (verdict.delayMs) setTimeout(answer, verdict.delayMs);
-      else answer();
+      provider.answer(res, verdict, serialize(out));
     });
   });
 
