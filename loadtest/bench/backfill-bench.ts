@@ -41,7 +41,7 @@ interface Scenario {
 
 const SCENARIOS: Scenario[] = [
   { name: '100', what: '100 credits/s, single calls', provider: { ...LATENCY, requestsPerSecond: 100 }, client: { requestsPerSecond: 100, concurrency: 8, batchSize: 1 }, transactions: 3_000 },
-  { name: '1000', what: '1,000 credits/s, single calls', provider: { ...LATENCY, requestsPerSecond: 1_000 }, client: { requestsPerSecond: 1_000, concurrency: 32, batchSize: 1 }, transactions: 20_000 },
+  { name: '1000', what: '1,000 credits/s, single calls', provider: { ...LATENCY, requestsPerSecond: 1_000 }, client: { requestsPerSecond: 1_000, concurrency: 64, batchSize: 1 }, transactions: 20_000 },
   { name: '1000-batch', what: '1,000 credits/s, batches of 20', provider: { ...LATENCY, requestsPerSecond: 1_000 }, client: { requestsPerSecond: 1_000, concurrency: 8, batchSize: 20 }, transactions: 20_000 },
   { name: 'discover', what: '1,000 credits/s, the source not told (AIMD on 429s)', provider: { ...LATENCY, requestsPerSecond: 1_000 }, client: { requestsPerSecond: 0, concurrency: 32, batchSize: 1 }, transactions: 20_000 },
   { name: 'refused', what: '1,000 credits/s, batches refused (falls back to single calls)', provider: { ...LATENCY, requestsPerSecond: 1_000, batches: false }, client: { requestsPerSecond: 1_000, concurrency: 32, batchSize: 20 }, transactions: 20_000 },
