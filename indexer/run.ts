@@ -70,7 +70,10 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
       source = webhook;
       sink = webhook;
     } else {
-      const rpc = createRpcSource({ common, rpcUrl: config.rpcUrl, wsUrl: config.rpcWsUrl, programId: config.programId, maxBatchTransactions: opts.batchSize });
+      const rpc = createRpcSource({
+        common, rpcUrl: config.rpcUrl, wsUrl: config.rpcWsUrl, programId: config.programId, maxBatchTransactions: opts.batchSize,
+        requestsPerSecond: config.rpcLimits.requestsPerSecond, fetchConcurrency: config.rpcLimits.concurrency, rpcBatchSize: config.rpcLimits.batchSize,
+      });
       source = rpc;
       sink = rpc;
     }

@@ -18,6 +18,13 @@ const USAGE = `usage: npm run chain -- [options]
   --feeds N            oracle feeds, one market per epoch each (default 2; kept in the data folder)
   --history-slots N    slots of history the RPC keeps (default 20000, about 2 h)
   --port N             RPC port (default CHAIN_RPC_PORT, 8899)
+ answering like a hosted RPC provider (all off by default; D-240):
+  --latency-ms N       added to every answer (e.g. 40)
+  --jitter-ms N        the latency varies by up to this much either way
+  --rate-limit N       credits per second (a light call costs 1, getTransaction 2: core/rpc-credits.ts);
+                       past it HTTP 429 with Retry-After
+  --no-batches         refuse JSON-RPC batch requests
+  --fault-rate P       this share (0-1) of requests gets a 429, a 5xx or no answer, at random
   --help`;
 
 let values: ReturnType<typeof parse>['values'];
@@ -31,6 +38,11 @@ function parse() {
       feeds: { type: 'string' },
       'history-slots': { type: 'string' },
       port: { type: 'string' },
+      'latency-ms': { type: 'string' },
+      'jitter-ms': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'no-batches': { type: 'boolean', default: false },
+      'fault-rate': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -45,6 +57,16 @@ try {
 if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
+}
+
+function faultRate(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const p = Number(value);
+  if (!(p >= 0 && p <= 1)) {
+    process.stderr.write(`--fault-rate must be a number from 0 to 1 (got ${value})\n`);
+    process.exit(2);
+  }
+  return p;
 }
 
 const config = loadConfigOrExit();
@@ -62,6 +84,13 @@ void (async () => {
       epochSeconds: intOption('epoch-seconds', values['epoch-seconds'], 10),
       feeds: intOption('feeds', values.feeds, 1),
       historySlots: intOption('history-slots', values['history-slots'], 1),
+      provider: {
+        latencyMs: intOption('latency-ms', values['latency-ms']),
+        jitterMs: intOption('jitter-ms', values['jitter-ms']),
+        requestsPerSecond: intOption('rate-limit', values['rate-limit']),
+        batches: !values['no-batches'],
+        faultRate: faultRate(values['fault-rate']),
+      },
     });
   } catch (err) {
     if (!(err instanceof GenesisMismatchError)) throw err;

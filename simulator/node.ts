@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Block } from './chain/types';
 import { MarketSimulator } from './simulation';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from './rpc-server';
+import type { RpcProviderOptions } from './rpc-provider';
 
 /**
  * What makes a simulated chain reproducible: its seed and shape, and its genesis (Unix seconds
@@ -25,6 +26,8 @@ export interface ChainNodeOptions {
   feeds?: number;
   /** Slots of history the RPC keeps (`SimulatorRpcOptions.historySlots`); 20,000 (about 2 h 13 min, 140 MB) unless set. */
   historySlots?: number;
+  /** The RPC behaving like a hosted provider (`SimulatorRpcOptions.provider`); off unless set. */
+  provider?: RpcProviderOptions;
   /** Wall clock, in milliseconds (tests move it). */
   now?: () => number;
 }
@@ -97,6 +100,7 @@ export function openChainNode(opts: ChainNodeOptions) {
   const rpc: SimulatorRpcServer = createSimulatorRpcServer({
     simulator,
     historySlots: opts.historySlots ?? DEFAULT_HISTORY_SLOTS,
+    provider: opts.provider,
     health: () => (behind ? 'behind' : 'ok'),
     // Accepted: it runs in the next block; journaled first, so a restart runs it there again.
     submit: (base64) => {

@@ -5,6 +5,8 @@ import type { RawTransaction } from '../core/events';
 import bs58 from 'bs58';
 import { RpcSubmitError } from './chain/preflight';
 import type { Block, RpcChain } from './chain/types';
+import { createRpcProvider, type RpcProviderOptions } from './rpc-provider';
+import { RawJson, serialize } from './rpc-json';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';
 
@@ -17,18 +19,6 @@ interface LedgerEntry {
   version: RawTransaction['version'];
   json: string;
 }
-
-/** A value already serialized: spliced into the response as it is. */
-class RawJson {
-  constructor(readonly json: string) {}
-}
-
-const serialize = (out: unknown): string => {
-  if (Array.isArray(out)) return `[${out.map(serialize).join(',')}]`;
-  const r = out as { id?: unknown; result?: unknown };
-  if (r && r.result instanceof RawJson) return `{"jsonrpc":"2.0","id":${JSON.stringify(r.id ?? null)},"result":${r.result.json}}`;
-  return JSON.stringify(out);
-};
 
 export interface SimulatorRpcOptions {
   /** The chain it serves (`RpcChain`: a `MarketSimulator` is one). */
@@ -43,6 +33,8 @@ export interface SimulatorRpcOptions {
   submit?: (base64: string) => string;
   /** `GET /health`: `ok`, or `behind` (503) while a node catches up with the wall clock. */
   health?: () => 'ok' | 'behind';
+  /** Behave like a hosted RPC provider: latency, a rate limit, batches refused, random faults (all off unless set). */
+  provider?: RpcProviderOptions;
 }
 
 /**
@@ -54,7 +46,7 @@ export interface SimulatorRpcOptions {
  * `GET /health` as a Solana RPC node serves it, in the shapes a Solana RPC node returns.
  * Blocks reach it through `record` (a chain node's clock) or `advance` (tests drive the chain);
  * tests inject faults, and can withhold notifications to force a gap that only the indexer's
- * signature poll closes.
+ * signature poll closes. With `provider` it answers as a hosted provider does (rpc-provider.ts).
  */
 export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   const { simulator } = opts;
@@ -63,6 +55,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   let ledger: LedgerEntry[] = [];
   const bySignature = new Map<string, LedgerEntry>();
   const faults: Fault[] = [];
+  const provider = createRpcProvider(opts.provider);
   const calls = new Map<string, number>();
   const subscribers = new Map<WebSocket, number>();
   let nextSubscription = 1;
@@ -172,6 +165,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
           return rpcError(id, -32015, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
         }
         if (cfg.encoding !== undefined && cfg.encoding !== 'json') return rpcError(id, -32602, `Unsupported encoding ${cfg.encoding} in the simulator`);
+        provider.servedTransaction(signature);
         return { jsonrpc: '2.0', id, result: new RawJson(entry.json) };
       }
       case 'getAccountInfo': {
@@ -216,11 +210,13 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       } catch {
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(null, -32700, 'Parse error')));
       }
+      const verdict = provider.admit(body);
+      if (verdict.kind !== 'serve') return provider.answer(res, verdict);
       let out: unknown;
       if (fault === 'rpc_error') out = rpcError((body as { id?: unknown }).id ?? null, -32005, 'Node is behind by 42 slots');
       else if (fault === 'null_transaction' && (body as { method?: string }).method === 'getTransaction') out = { jsonrpc: '2.0', id: (body as { id?: unknown }).id ?? null, result: null };
       else out = Array.isArray(body) ? body.map((b) => handle(b as never)) : handle(body as never);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(serialize(out));
+      provider.answer(res, verdict, serialize(out));
     });
   });
 
@@ -267,6 +263,8 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       withhold = predicate;
     },
     callCount: (method: string) => calls.get(method) ?? 0,
+    /** The provider behaviour: `configure` it, read its `stats` (429s, faults, bodies served twice). */
+    provider,
     subscriberCount: () => subscribers.size,
     transactions: (): RawTransaction[] => ledger.map((e) => JSON.parse(e.json) as RawTransaction),
     /** Transactions in the ledger now (after trimming to `historySlots`). */

@@ -480,6 +480,27 @@ export interface MarketIndexerSpecSettings {
   readonly redisCommandTimeoutMs?: number;
 
   /**
+   * the RPC provider's rate limit the `rpc` source keeps under, in credits per second (a light call costs 1, `getTransaction` 2, `getSignaturesForAddress` 3: core/rpc-credits.ts); `0` sends unpaced until a 429 shows the limit, then settles under it. A 429's `Retry-After` is always honoured
+   *
+   * @schema MarketIndexerSpecSettings#RPC_REQUESTS_PER_SECOND
+   */
+  readonly rpcRequestsPerSecond?: number;
+
+  /**
+   * JSON-RPC requests the `rpc` source has in flight at once (a batch is one); a backfill needs about the rate times the latency (1,000 calls/s at 40 ms: 40)
+   *
+   * @schema MarketIndexerSpecSettings#RPC_CONCURRENCY
+   */
+  readonly rpcConcurrency?: number;
+
+  /**
+   * `getTransaction` calls the `rpc` source sends in one JSON-RPC batch request; `1` sends single calls. A provider that refuses batches gets single calls from then on; most count each call of a batch against the rate limit (D-242)
+   *
+   * @schema MarketIndexerSpecSettings#RPC_BATCH_SIZE
+   */
+  readonly rpcBatchSize?: number;
+
+  /**
    * requests from these countries get 451 `GEO_BLOCKED` on the `GEO_POLICY_PATHS` routes; the country is read from `GEO_COUNTRY_HEADER` (D-144)
    *
    * @schema MarketIndexerSpecSettings#GEO_BLOCKED_COUNTRIES
@@ -680,6 +701,9 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'CHAIN_ID': obj.chainId,
     'DATABASE_POOL_MAX': obj.databasePoolMax,
     'REDIS_COMMAND_TIMEOUT_MS': obj.redisCommandTimeoutMs,
+    'RPC_REQUESTS_PER_SECOND': obj.rpcRequestsPerSecond,
+    'RPC_CONCURRENCY': obj.rpcConcurrency,
+    'RPC_BATCH_SIZE': obj.rpcBatchSize,
     'GEO_BLOCKED_COUNTRIES': obj.geoBlockedCountries,
     'ATTESTATION_REQUIRED_COUNTRIES': obj.attestationRequiredCountries,
     'GEO_COUNTRY_HEADER': obj.geoCountryHeader,

@@ -21,6 +21,8 @@ export interface Config {
   dataDir: string;
   rpcUrl: string;
   rpcWsUrl: string;
+  /** The provider's limits the `rpc` source keeps to (D-241): credits/s (0: unpaced), requests in flight, getTransaction calls a batch (1: none). */
+  rpcLimits: { requestsPerSecond: number; concurrency: number; batchSize: number };
   publicHosts: string[];
   trustProxy: TrustProxy;
   /** The jurisdiction policy (D-144, D-145); empty lists mean off. */
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: v.DATA_DIR,
     rpcUrl,
     rpcWsUrl: v.RPC_WS_URL ?? rpcUrl.replace(/^http/, 'ws'),
+    rpcLimits: { requestsPerSecond: v.RPC_REQUESTS_PER_SECOND, concurrency: v.RPC_CONCURRENCY, batchSize: v.RPC_BATCH_SIZE },
     publicHosts: v.PUBLIC_HOSTS.split(',').map((h) => h.toLowerCase()),
     trustProxy: v.TRUST_PROXY,
     adminWallets: v.ADMIN_WALLETS?.split(',') ?? [],

@@ -118,7 +118,7 @@ export const METRICS = {
   indexerRpcErrors: {
     name: 'service_indexer_rpc_errors_total',
     type: 'counter',
-    help: 'Failed JSON-RPC calls, by method and kind (http, timeout, rpc, rate_limited)',
+    help: 'Failed JSON-RPC calls, by method and kind (http, timeout, network, rpc, rate_limited, batch_refused)',
     labelNames: ['method', 'kind'],
     services: INDEXER,
   },

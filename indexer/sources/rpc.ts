@@ -1,7 +1,9 @@
+import { setMaxListeners } from 'node:events';
 import type { Common } from '../../core/common';
 import type { RawTransaction } from '../../core/events';
 import { subscribeProgramLogs } from './logs-subscription';
-import { createRpcClient, type RpcClient } from './rpc-client';
+import { createRpcClient, RpcError, type RpcClient } from './rpc-client';
+import { createRpcLimiter, type RpcLimiter } from './rpc-limiter';
 import type { AccountData, Cursor, Progress, Source } from './types';
 import type { TransactionSink } from './webhook';
 
@@ -27,7 +29,12 @@ export interface RpcSourceOptions {
   maxBatchTransactions?: number;
   /** How often the signature poll runs when nothing triggers it. */
   pollIntervalMs?: number;
+  /** JSON-RPC requests in flight at once, whatever they are for (RPC_CONCURRENCY). */
   fetchConcurrency?: number;
+  /** The provider's rate limit in credits/s (RPC_REQUESTS_PER_SECOND); 0 or unset: unpaced until a 429. */
+  requestsPerSecond?: number;
+  /** `getTransaction` calls per JSON-RPC batch (RPC_BATCH_SIZE); 1 or unset: single calls. */
+  rpcBatchSize?: number;
   /** Disables logsSubscribe (the poll alone still finds everything). */
   subscribe?: boolean;
   /** How long one JSON-RPC call may take before it counts as failed and is retried. */
@@ -62,12 +69,15 @@ interface Window {
  * bodies also spare the `getTransaction` calls), so a missed notification or a webhook gap
  * never loses or reorders a transaction.
  */
-export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSink & { rpc: RpcClient } {
+export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSink & { rpc: RpcClient; limiter: RpcLimiter } {
   const { logger, metrics } = opts.common;
-  const rpc = createRpcClient({ url: opts.rpcUrl, logger, metrics, timeoutMs: opts.requestTimeoutMs });
+  const concurrency = opts.fetchConcurrency ?? 8;
+  const limiter = createRpcLimiter({ requestsPerSecond: opts.requestsPerSecond, concurrency });
+  const rpc = createRpcClient({ url: opts.rpcUrl, logger, metrics, timeoutMs: opts.requestTimeoutMs, limiter });
   const maxBatch = opts.maxBatchTransactions ?? 2_000;
   const pollMs = opts.pollIntervalMs ?? 2_000;
-  const concurrency = opts.fetchConcurrency ?? 8;
+  // Until the provider refuses one (D-242).
+  let rpcBatch = Math.max(1, opts.rpcBatchSize ?? 1);
   const pageSize = opts.pageSize ?? 1_000;
   const pagesInMemory = Math.max(1, opts.pagesInMemory ?? 100);
   const bodies = new Map<string, RawTransaction>();
@@ -127,42 +137,66 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     }
   }
 
+  const getTransactionParams = (signature: string) => [signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }];
+
+  /** The bodies of `signatures` (null where the RPC does not serve one yet): one batch, or single calls. */
+  async function getTransactions(signatures: string[], signal: AbortSignal): Promise<(RawTransaction | null)[]> {
+    if (rpcBatch > 1 && signatures.length > 1) {
+      try {
+        const answers = await rpc.batch<RawTransaction | null>('getTransaction', signatures.map(getTransactionParams), signal);
+        return answers.map((a) => {
+          // A call the batch failed is asked again; one that can never succeed fails the poll, as a single call would.
+          if (a instanceof RpcError && a.code !== undefined && [-32600, -32601, -32602].includes(a.code)) throw a;
+          return a instanceof RpcError ? null : a;
+        });
+      } catch (err) {
+        if (!(err instanceof RpcError) || err.kind !== 'batch_refused') throw err;
+        if (rpcBatch > 1) logger.warn({ err: err.message }, 'the RPC refuses JSON-RPC batches: single getTransaction calls from now on');
+        rpcBatch = 1;
+      }
+    }
+    return Promise.all(signatures.map((sig) => rpc.call<RawTransaction | null>('getTransaction', getTransactionParams(sig), signal)));
+  }
+
   async function fetchBodies(sigs: SignatureInfo[], signal: AbortSignal): Promise<RawTransaction[]> {
     const out = new Array<RawTransaction>(sigs.length);
+    const todo: number[] = [];
+    for (let i = 0; i < sigs.length; i++) {
+      const cached = bodies.get(sigs[i]!.signature);
+      if (cached) {
+        bodies.delete(sigs[i]!.signature);
+        out[i] = cached;
+      } else {
+        todo.push(i);
+      }
+    }
     let next = 0;
+    // The client's limiter caps the requests in flight; the workers only keep it busy.
     const worker = async () => {
-      while (next < sigs.length && !signal.aborted) {
-        const i = next++;
-        const s = sigs[i]!;
-        const cached = bodies.get(s.signature);
-        if (cached) {
-          bodies.delete(s.signature);
-          out[i] = cached;
-          continue;
-        }
+      while (next < todo.length && !signal.aborted) {
+        let pending = todo.slice(next, next + rpcBatch);
+        next += pending.length;
         // A confirmed signature whose body is not served yet: ask again, never skip it.
-        for (let attempt = 0; ; attempt++) {
-          const tx = await rpc.call<RawTransaction | null>(
-            'getTransaction',
-            [s.signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }],
-            signal,
-          );
-          if (tx) {
-            out[i] = tx;
-            break;
-          }
+        for (let attempt = 0; pending.length; attempt++) {
+          const got = await getTransactions(pending.map((i) => sigs[i]!.signature), signal);
           if (signal.aborted) return;
-          await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
+          pending = pending.filter((i, k) => {
+            if (got[k]) out[i] = got[k]!;
+            return !got[k];
+          });
+          if (pending.length) await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, sigs.length) }, worker));
+    const workers = Math.min(concurrency, Math.ceil(todo.length / rpcBatch));
+    await Promise.all(Array.from({ length: workers }, worker));
     return out;
   }
 
   return {
     name: 'rpc',
     rpc,
+    limiter,
     offer(transactions) {
       for (const tx of transactions) {
         const sig = tx.transaction.signatures[0];
@@ -194,25 +228,41 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       }
       const onAbort = () => trigger?.();
       signal.addEventListener('abort', onAbort);
+      // Each request in flight and each caller waiting on the limiter listens to it, up to a
+      // few times the concurrency (the chunk being fetched and the one ahead).
+      setMaxListeners(4 * concurrency + 10, signal);
       try {
         while (!signal.aborted) {
           pending = false;
           // Signatures listed and not yet delivered, oldest first; failed transactions are not
           // fetched, but the poll moves past them.
           let queue: SignatureInfo[] = [];
+          // The next chunk's bodies are fetched while the indexer takes the one before (its
+          // fetch would otherwise wait for the indexer to ask); the limiter keeps the two
+          // fetches within the concurrency between them.
+          let ahead: { chunk: SignatureInfo[]; txs: Promise<RawTransaction[]> } | undefined;
+          const handOver = async function* () {
+            if (!ahead) return;
+            const { chunk, txs } = ahead;
+            ahead = undefined;
+            const got = await txs;
+            if (signal.aborted) return;
+            if (got.length) yield got;
+            if (progress) progress.done += chunk.length;
+            last = chunk[chunk.length - 1]!.signature;
+          };
           const deliver = async function* (all: boolean) {
             while (queue.length >= maxBatch || (all && queue.length)) {
               const chunk = queue.slice(0, maxBatch);
               queue = queue.slice(chunk.length);
               const live = chunk.filter((s) => s.err === null || s.err === undefined);
-              if (live.length) {
-                const txs = await fetchBodies(live, signal);
-                if (signal.aborted) return;
-                yield txs;
-              }
-              if (progress) progress.done += chunk.length;
-              last = chunk[chunk.length - 1]!.signature;
+              const txs = live.length ? fetchBodies(live, signal) : Promise.resolve([]);
+              txs.catch(() => {}); // surfaced when handed over
+              yield* handOver();
+              if (signal.aborted) return;
+              ahead = { chunk, txs };
             }
+            if (all) yield* handOver();
           };
           try {
             for await (const page of backlog(last, signal)) {
@@ -251,6 +301,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     close: async () => {
       subscription?.close();
       trigger?.();
+      rpc.close();
     },
   };
 }

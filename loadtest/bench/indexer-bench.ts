@@ -49,7 +49,7 @@ function textSource(batches: Buffer[]): Source {
  * read from pg_stat_activity every 200 ms, as a backend's CPU time can only be read while it
  * lives; null where PostgreSQL is not local.
  */
-function postgresCpuOf(database: string) {
+export function postgresCpuOf(database: string) {
   const admin = new Client({ connectionString: ADMIN_URL });
   const first = new Map<number, number>();
   const last = new Map<number, number>();

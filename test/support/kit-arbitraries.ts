@@ -24,6 +24,10 @@ const settingsArb = fc.record(
     OTEL_EXPORTER_OTLP_ENDPOINT: fc.constant('http://collector.observability.svc:4318'),
     OTEL_TRACES_SAMPLER_ARG: fc.constantFrom(0, 0.1, 0.25, 1),
     WS_MAX_CLIENTS: fc.integer({ min: 1, max: 100_000 }),
+    // The provider's limits the rpc source keeps to (D-241); 1000000 prints in exponent form in Helm.
+    RPC_REQUESTS_PER_SECOND: fc.constantFrom(0, 100, 1_000, 1_000_000),
+    RPC_CONCURRENCY: fc.integer({ min: 1, max: 1_000 }),
+    RPC_BATCH_SIZE: fc.constantFrom(1, 20, 100),
   },
   { requiredKeys: [] },
 );

@@ -60,4 +60,29 @@ export const STORE_SETTINGS = {
     secret: true,
     description: 'Solana RPC WebSocket endpoint (`logsSubscribe`)',
   }),
+  // The provider's plan, as the `rpc` source paces itself by it (D-241).
+  RPC_REQUESTS_PER_SECOND: int({
+    min: 0,
+    max: 1_000_000,
+    default: 0,
+    readBy: ['indexer'],
+    description:
+      "the RPC provider's rate limit the `rpc` source keeps under, in credits per second (a light call costs 1, `getTransaction` 2, `getSignaturesForAddress` 3: core/rpc-credits.ts); `0` sends unpaced until a 429 shows the limit, then settles under it. A 429's `Retry-After` is always honoured",
+  }),
+  RPC_CONCURRENCY: int({
+    min: 1,
+    max: 1_000,
+    default: 8,
+    readBy: ['indexer'],
+    description:
+      'JSON-RPC requests the `rpc` source has in flight at once (a batch is one); a backfill needs about the rate times the latency (1,000 calls/s at 40 ms: 40)',
+  }),
+  RPC_BATCH_SIZE: int({
+    min: 1,
+    max: 1_000,
+    default: 1,
+    readBy: ['indexer'],
+    description:
+      "`getTransaction` calls the `rpc` source sends in one JSON-RPC batch request; `1` sends single calls. A provider that refuses batches gets single calls from then on; most count each call of a batch against the rate limit (D-242)",
+  }),
 } as const satisfies Record<string, SettingSpec<any>>;

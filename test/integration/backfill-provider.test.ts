@@ -1,0 +1,105 @@
+import { createDatabase } from '../../core/db';
+import { createIndexer } from '../../indexer/indexer';
+import { createRpcSource } from '../../indexer/sources/rpc';
+import { createSimulatorRpcServer } from '../../simulator/rpc-server';
+import { MarketSimulator } from '../../simulator/simulation';
+import { testCommon } from '../support/common';
+import { PROGRAM_ID, projectionDb } from '../support/indexer';
+import { createTestDatabase } from '../support/pg';
+import { tableDigests, waitFor } from '../support/tables';
+
+jest.setTimeout(180_000);
+
+// A new tenant's backfill through an RPC that behaves like a hosted provider (D-240): a rate
+// limit the source is not told of (it finds it by the 429s), random 429s, 5xxs and unanswered
+// calls, batches of getTransaction calls. Whatever the provider does, the tables equal those of
+// the same chain indexed in-process, and every 429's Retry-After held the whole source back.
+describe('backfill through a provider-like RPC with faults and batches', () => {
+  it('indexes every transaction once and honours Retry-After', async () => {
+    const sim = new MarketSimulator({ seed: 433, programId: PROGRAM_ID });
+    const chain = createSimulatorRpcServer({
+      simulator: sim,
+      provider: { latencyMs: 5, jitterMs: 3, requestsPerSecond: 800, faultRate: 0.03 },
+    });
+    while (chain.ledgerSize() < 3_000) chain.advance(20);
+    const live = chain.transactions().filter((t) => t.meta?.err === null);
+    const lastSlot = Math.max(...live.map((t) => t.slot));
+    const endpoints = await chain.listen();
+
+    const CONCURRENCY = 4;
+    const common = testCommon({});
+    const source = createRpcSource({
+      common, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, subscribe: false, pollIntervalMs: 600_000,
+      maxBatchTransactions: 500, pageSize: 400, fetchConcurrency: CONCURRENCY, rpcBatchSize: 10, requestTimeoutMs: 1_000,
+    });
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 4 });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source, heartbeatMs: 60_000 });
+    const reference = await projectionDb();
+    try {
+      const running = indexer.run();
+      await waitFor('backfill', async () => indexer.status().lastProcessedSlot === lastSlot, 150_000);
+      await indexer.stop();
+      await running;
+      await reference.apply(live, 500);
+      expect(await tableDigests(database.db)).toEqual(await tableDigests(reference.database.db));
+
+      const provider = chain.provider.stats();
+      const client = source.rpc.stats();
+      // The limit or the fault switch answered 429s (which first is chance), and the client saw them.
+      expect(provider.rateLimited + provider.faults.rateLimited).toBeGreaterThan(0);
+      expect(provider.faults.rateLimited + provider.faults.serverError + provider.faults.timeout).toBeGreaterThan(0);
+      expect(client.rateLimited).toBeGreaterThan(0);
+      expect(client.rateLimited).toBeLessThanOrEqual(provider.rateLimited + provider.faults.rateLimited);
+      expect(source.limiter.stats().rateLimited).toBe(client.rateLimited);
+      // Honoured: while a Retry-After ran, only requests already under way arrived (a source
+      // that kept sending would have sent hundreds at 5 ms a call).
+      expect(provider.maxArrivalsInPause).toBeLessThanOrEqual(2 * CONCURRENCY);
+      // Batches were taken and none were refused.
+      expect(client.calls).toBeGreaterThan(2 * client.requests);
+      expect(provider.batchesRefused).toBe(0);
+    } finally {
+      await indexer.stop();
+      await source.close();
+      await database.close();
+      await tdb.drop();
+      await reference.close();
+      await chain.close();
+    }
+  });
+
+  it('falls back to single calls when the provider refuses batches', async () => {
+    const sim = new MarketSimulator({ seed: 434, programId: PROGRAM_ID });
+    const chain = createSimulatorRpcServer({ simulator: sim, provider: { latencyMs: 2, batches: false } });
+    chain.advance(100);
+    const live = chain.transactions().filter((t) => t.meta?.err === null);
+    const endpoints = await chain.listen();
+    const common = testCommon({});
+    const source = createRpcSource({ common, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, subscribe: false, pollIntervalMs: 600_000, rpcBatchSize: 20 });
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 4 });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source, heartbeatMs: 60_000 });
+    const reference = await projectionDb();
+    try {
+      const running = indexer.run();
+      const lastSlot = Math.max(...live.map((t) => t.slot));
+      await waitFor('backfill', async () => indexer.status().lastProcessedSlot === lastSlot, 60_000);
+      await indexer.stop();
+      await running;
+      await reference.apply(live, 500);
+      expect(await tableDigests(database.db)).toEqual(await tableDigests(reference.database.db));
+      const provider = chain.provider.stats();
+      // Refused by the first batch of each chunk being fetched, then single calls only.
+      expect(provider.batchesRefused).toBeGreaterThan(0);
+      expect(provider.batchesRefused).toBeLessThanOrEqual(8);
+      expect(chain.callCount('getTransaction')).toBe(live.length);
+    } finally {
+      await indexer.stop();
+      await source.close();
+      await database.close();
+      await tdb.drop();
+      await reference.close();
+      await chain.close();
+    }
+  });
+});
