@@ -12,6 +12,7 @@ const benches: Record<string, () => Promise<void>> = {
   'ws-backpressure': async () => (await import('./ws-backpressure')).run(),
   soak: async () => (await import('./soak-bench')).run(),
   offset: async () => (await import('./offset-bench')).run(),
+  freshness: async () => (await import('./freshness-bench')).run(),
 };
 
 const name = process.argv[2];
