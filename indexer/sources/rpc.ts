@@ -1,6 +1,7 @@
 import type { Common } from '../../core/common';
 import type { RawTransaction } from '../../core/events';
 import { subscribeProgramLogs } from './logs-subscription';
+import { createNotifiedPrefetch } from './notified-prefetch';
 import { createRpcClient, type RpcClient } from './rpc-client';
 import type { AccountData, Cursor, Progress, Source } from './types';
 import type { TransactionSink } from './webhook';
@@ -59,8 +60,9 @@ interface Window {
  * fetched with `getTransaction` (maxSupportedTransactionVersion 0). The first poll is the
  * backfill.
  * `logsSubscribe` notifications and webhook deliveries only trigger the poll early (webhook
- * bodies also spare the `getTransaction` calls), so a missed notification or a webhook gap
- * never loses or reorders a transaction.
+ * bodies also spare the `getTransaction` calls; a notified signature's body is fetched while
+ * the poll lists it, D-250), so a missed notification or a webhook gap never loses or reorders
+ * a transaction.
  */
 export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSink & { rpc: RpcClient } {
   const { logger, metrics } = opts.common;
@@ -76,6 +78,18 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
   let tip: number | null = null;
   let progress: Progress | undefined;
   let subscription: { close(): void } | undefined;
+  // Bodies of notified signatures, fetched while the poll they trigger lists them (D-250).
+  const prefetch = createNotifiedPrefetch({
+    // The poll's getTransaction options (fetchBodies); given up after 10 s, leaving it to the poll.
+    fetch: (signature, signal) =>
+      rpc.call<RawTransaction | null>(
+        'getTransaction',
+        [signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }],
+        AbortSignal.any([signal, AbortSignal.timeout(10_000)]),
+      ),
+    maxInFlight: concurrency,
+    maxHeld: 1_000,
+  });
 
   const wake = () => {
     pending = true;
@@ -105,6 +119,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     for (;;) {
       const page = await listPage(before, until, signal);
       if (!page.length) break;
+      prefetch.listed(page[0]!.slot);
       windows.push({ sigs: page, before, count: page.length, oldest: page[page.length - 1]!.signature });
       listed += page.length;
       if (windows.length - nextDrop + 1 > pagesInMemory && nextDrop < windows.length) windows[nextDrop++]!.sigs = undefined;
@@ -138,6 +153,11 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
         if (cached) {
           bodies.delete(s.signature);
           out[i] = cached;
+          continue;
+        }
+        const early = await prefetch.take(s.signature);
+        if (early) {
+          out[i] = early;
           continue;
         }
         // A confirmed signature whose body is not served yet: ask again, never skip it.
@@ -190,7 +210,15 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     async *batches(from: Cursor, signal: AbortSignal) {
       let last = from.lastSignature;
       if (opts.subscribe !== false) {
-        subscription = subscribeProgramLogs({ wsUrl: opts.wsUrl, programId: opts.programId, logger, onNotification: wake });
+        subscription = subscribeProgramLogs({
+          wsUrl: opts.wsUrl,
+          programId: opts.programId,
+          logger,
+          onNotification: (signature, slot, err) => {
+            prefetch.notified(signature, slot, err);
+            wake();
+          },
+        });
       }
       const onAbort = () => trigger?.();
       signal.addEventListener('abort', onAbort);
@@ -250,6 +278,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     progress: () => progress,
     close: async () => {
       subscription?.close();
+      prefetch.close();
       trigger?.();
     },
   };

@@ -116,6 +116,7 @@ async function phase(label: string, indexerFile: string, n: number, chain: Retur
     const from = chain.simulator.slot + 1;
     await sleep(SECONDS * 1000);
     const to = chain.simulator.slot;
+    const calls = { getSignaturesForAddress: proxy.calls('getSignaturesForAddress'), getTransaction: proxy.calls('getTransaction') };
     const cpu = pids.map((p, i) => (cpuSeconds(p) - cpu0[i]!) / SECONDS);
     // What was produced by `to` reaches the clients in well under this.
     await sleep(3_000);
@@ -163,7 +164,7 @@ async function phase(label: string, indexerFile: string, n: number, chain: Retur
       incomplete,
       updates: seen.published.length,
       slots: to - from + 1,
-      callsPerTx: { getSignaturesForAddress: proxy.calls('getSignaturesForAddress') / Math.max(1, txs), getTransaction: proxy.calls('getTransaction') / Math.max(1, txs) },
+      callsPerTx: { getSignaturesForAddress: calls.getSignaturesForAddress / Math.max(1, txs), getTransaction: calls.getTransaction / Math.max(1, txs) },
       cpuPct: { indexer: cpu[0]! * 100, api: cpu[1]! * 100 },
     };
   } finally {
@@ -172,19 +173,18 @@ async function phase(label: string, indexerFile: string, n: number, chain: Retur
     sub.disconnect();
     await pg.end().catch(() => {});
     await sleep(300);
-    const left = await createRedisKeysCleanup(keys.prefix);
-    if (left) process.stderr.write(`${left} Redis keys of ${tenant} removed\n`);
+    await removeKeys(keys.prefix);
     await dropDatabase(name);
   }
 }
 
-async function createRedisKeysCleanup(prefix: string): Promise<number> {
+/** The phase's tenant leaves nothing in Redis. */
+async function removeKeys(prefix: string): Promise<void> {
   const redis = createRedis(REDIS_URL);
   try {
     await redisReady(redis);
     const found = await redis.keys(`${prefix}*`);
     if (found.length) await redis.del(...found);
-    return found.length;
   } finally {
     redis.disconnect();
   }
