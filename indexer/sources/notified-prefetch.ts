@@ -7,6 +7,8 @@ export interface NotifiedPrefetch {
   listed(slot: number): void;
   /** The prefetched body of a listed signature (taken: asked once), or undefined. Null if it failed. */
   take(signature: string): Promise<RawTransaction | null> | undefined;
+  /** The poll delivered all it listed: a body of a listed slot still held will never be taken. */
+  forgetListed(): void;
   close(): void;
 }
 
@@ -18,36 +20,39 @@ export interface NotifiedPrefetch {
  * nothing is delivered twice or out of order, and a prefetch that fails or finds nothing yet
  * just leaves the fetch to the poll. Signatures of a slot the poll has listed already are not
  * fetched again; a failed transaction is not fetched at all (the poll skips it). At most
- * `maxInFlight` prefetches run at once and `maxHeld` bodies wait (the oldest go first), so a
- * burst of notifications during a backfill costs no more than what the poll would fetch anyway.
+ * `maxInFlight` prefetches run at once and `maxHeld` bodies wait; past that, notifications only
+ * wake the poll, so a burst of them during a backfill costs no call the poll would not make.
  */
 export function createNotifiedPrefetch(opts: {
   fetch: (signature: string, signal: AbortSignal) => Promise<RawTransaction | null>;
   maxInFlight: number;
   maxHeld: number;
 }): NotifiedPrefetch {
-  const held = new Map<string, Promise<RawTransaction | null>>();
+  const held = new Map<string, { slot: number; body: Promise<RawTransaction | null> }>();
   const closing = new AbortController();
   let listedSlot = -1;
   let inFlight = 0;
   return {
     notified(signature, slot, err) {
-      if (closing.signal.aborted || (err !== null && err !== undefined) || slot <= listedSlot || held.has(signature) || inFlight >= opts.maxInFlight) return;
-      if (held.size >= opts.maxHeld) held.delete(held.keys().next().value!);
+      if (closing.signal.aborted || (err !== null && err !== undefined) || slot <= listedSlot || held.has(signature)) return;
+      if (inFlight >= opts.maxInFlight || held.size >= opts.maxHeld) return;
       inFlight += 1;
       const body = opts
         .fetch(signature, closing.signal)
         .catch(() => null)
         .finally(() => (inFlight -= 1));
-      held.set(signature, body);
+      held.set(signature, { slot, body });
     },
     listed(slot) {
       if (slot > listedSlot) listedSlot = slot;
     },
     take(signature) {
-      const body = held.get(signature);
-      if (body) held.delete(signature);
-      return body;
+      const h = held.get(signature);
+      if (h) held.delete(signature);
+      return h?.body;
+    },
+    forgetListed() {
+      for (const [signature, h] of held) if (h.slot <= listedSlot) held.delete(signature);
     },
     close() {
       closing.abort();

@@ -249,6 +249,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
               if (signal.aborted) break;
             }
             if (!signal.aborted) yield* deliver(true);
+            prefetch.forgetListed();
           } catch (err) {
             if (signal.aborted) break;
             throw err;

@@ -44,9 +44,9 @@ describe('notified prefetch: bodies fetched on notification, taken by the poll (
     expect(await p.take('a')).toBeNull();
   });
 
-  it('runs at most maxInFlight at once and holds at most maxHeld bodies, dropping the oldest', async () => {
+  it('runs at most maxInFlight at once and holds at most maxHeld bodies; past that, leaves them to the poll', async () => {
     const f = handFetch();
-    const p = createNotifiedPrefetch({ fetch: f.fetch, maxInFlight: 2, maxHeld: 2 });
+    const p = createNotifiedPrefetch({ fetch: f.fetch, maxInFlight: 2, maxHeld: 3 });
     p.notified('a', 1, null);
     p.notified('b', 1, null);
     p.notified('c', 1, null);
@@ -55,9 +55,22 @@ describe('notified prefetch: bodies fetched on notification, taken by the poll (
     f.asked[1]!.answer(body('b'));
     await new Promise((r) => setImmediate(r));
     p.notified('c', 2, null);
+    p.notified('d', 2, null);
     expect(f.asked.map((a) => a.signature)).toEqual(['a', 'b', 'c']);
-    expect(p.take('a')).toBeUndefined();
-    expect(await p.take('b')).toEqual(body('b'));
+    expect(await p.take('a')).toEqual(body('a'));
+    p.notified('d', 2, null);
+    expect(f.asked.map((a) => a.signature)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('forgets bodies of listed slots the poll did not take once it delivered all it listed', () => {
+    const f = handFetch();
+    const p = createNotifiedPrefetch({ fetch: f.fetch, maxInFlight: 8, maxHeld: 100 });
+    p.notified('old', 5, null);
+    p.notified('new', 9, null);
+    p.listed(7);
+    p.forgetListed();
+    expect(p.take('old')).toBeUndefined();
+    expect(p.take('new')).toBeDefined();
   });
 
   it('aborts what is in flight on close and fetches nothing after', () => {
