@@ -111,13 +111,15 @@ async function phase(label: string, indexerFile: string, n: number, chain: Retur
     seen.commits.length = 0;
     seen.published.length = 0;
     proxy.record(true);
-    const pids = [indexer.child.pid!, api.child.pid!];
+    const pids = [indexer.child.pid!, api.child.pid!, ...rx.pids()];
     const cpu0 = pids.map(cpuSeconds);
+    const own0 = process.cpuUsage();
     const from = chain.simulator.slot + 1;
     await sleep(SECONDS * 1000);
     const to = chain.simulator.slot;
     const calls = { getSignaturesForAddress: proxy.calls('getSignaturesForAddress'), getTransaction: proxy.calls('getTransaction') };
     const cpu = pids.map((p, i) => (cpuSeconds(p) - cpu0[i]!) / SECONDS);
+    const own = process.cpuUsage(own0);
     // What was produced by `to` reaches the clients in well under this.
     await sleep(3_000);
     proxy.record(false);
@@ -165,7 +167,7 @@ async function phase(label: string, indexerFile: string, n: number, chain: Retur
       updates: seen.published.length,
       slots: to - from + 1,
       callsPerTx: { getSignaturesForAddress: calls.getSignaturesForAddress / Math.max(1, txs), getTransaction: calls.getTransaction / Math.max(1, txs) },
-      cpuPct: { indexer: cpu[0]! * 100, api: cpu[1]! * 100 },
+      cpuPct: { indexer: cpu[0]! * 100, api: cpu[1]! * 100, clients: cpu.slice(2).reduce((a, b) => a + b, 0) * 100, bench: ((own.user + own.system) / 1e6 / SECONDS) * 100 },
     };
   } finally {
     rx.close();

@@ -21,7 +21,8 @@ export interface PhaseResult {
   updates: number;
   slots: number;
   callsPerTx: { getSignaturesForAddress: number; getTransaction: number };
-  cpuPct: { indexer: number; api: number };
+  /** CPU over the recorded phase (100 = one core); `bench` is this process: the chain, the proxy and the observers. */
+  cpuPct: { indexer: number; api: number; clients: number; bench: number };
 }
 
 const STAGES = [
@@ -61,7 +62,7 @@ export function freshnessReport(
     lines.push(
       `[${r.label}] ${r.slots} slots, ${r.txs} transactions, ${r.samples.length} timed (their batch updated the channel), ${r.updates} channel updates; unseen ${r.unseen}, incomplete fan-out ${r.incomplete}`,
       `  block -> last client: p50 ${f(pct(totals, 50))} ms, p99 ${f(p99)} ms; beyond the RPC's ${rpcFloor} ms: p99 ${f(p99 - rpcFloor)} ms (target <= 400)`,
-      `  RPC calls per transaction: getSignaturesForAddress ${f(r.callsPerTx.getSignaturesForAddress, 2)}, getTransaction ${f(r.callsPerTx.getTransaction, 2)}; CPU: indexer ${f(r.cpuPct.indexer, 0)} %, API ${f(r.cpuPct.api, 0)} %`,
+      `  RPC calls per transaction: getSignaturesForAddress ${f(r.callsPerTx.getSignaturesForAddress, 2)}, getTransaction ${f(r.callsPerTx.getTransaction, 2)}; CPU: indexer ${f(r.cpuPct.indexer, 0)} %, API ${f(r.cpuPct.api, 0)} %, clients ${f(r.cpuPct.clients, 0)} %, chain + proxy + bench ${f(r.cpuPct.bench, 0)} %`,
       '  stage          p50 ms   p99 ms   share of mean   mean in slowest 1 %',
     );
     const meanTotal = mean(totals);
