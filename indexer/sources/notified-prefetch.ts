@@ -5,8 +5,11 @@ export interface NotifiedPrefetch {
   notified(signature: string, slot: number, err: unknown): void;
   /** The poll listed every signature up to `slot`: their notifications come too late to help. */
   listed(slot: number): void;
-  /** The prefetched body of a listed signature (taken: asked once), or undefined. Null if it failed. */
-  take(signature: string): Promise<RawTransaction | null> | undefined;
+  /**
+   * The prefetched body of a listed signature (taken: asked once), or undefined. Null if it
+   * failed, or once `signal` aborts (a shutdown does not wait for a prefetch).
+   */
+  take(signature: string, signal?: AbortSignal): Promise<RawTransaction | null> | undefined;
   /** The poll delivered all it listed: a body of a listed slot still held will never be taken. */
   forgetListed(): void;
   close(): void;
@@ -46,10 +49,20 @@ export function createNotifiedPrefetch(opts: {
     listed(slot) {
       if (slot > listedSlot) listedSlot = slot;
     },
-    take(signature) {
+    take(signature, signal) {
       const h = held.get(signature);
-      if (h) held.delete(signature);
-      return h?.body;
+      if (!h) return undefined;
+      held.delete(signature);
+      if (!signal) return h.body;
+      return new Promise((resolve) => {
+        const onAbort = () => resolve(null);
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        void h.body.then((tx) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(tx);
+        });
+      });
     },
     forgetListed() {
       for (const [signature, h] of held) if (h.slot <= listedSlot) held.delete(signature);

@@ -155,11 +155,12 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
           out[i] = cached;
           continue;
         }
-        const early = await prefetch.take(s.signature);
+        const early = await prefetch.take(s.signature, signal);
         if (early) {
           out[i] = early;
           continue;
         }
+        if (signal.aborted) return;
         // A confirmed signature whose body is not served yet: ask again, never skip it.
         for (let attempt = 0; ; attempt++) {
           const tx = await rpc.call<RawTransaction | null>(

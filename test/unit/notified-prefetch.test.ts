@@ -73,6 +73,16 @@ describe('notified prefetch: bodies fetched on notification, taken by the poll (
     expect(p.take('new')).toBeDefined();
   });
 
+  it("answers null at once when the taker's signal aborts (a shutdown does not wait for it)", async () => {
+    const f = handFetch();
+    const p = createNotifiedPrefetch({ fetch: f.fetch, maxInFlight: 8, maxHeld: 100 });
+    p.notified('a', 1, null);
+    const stop = new AbortController();
+    const taken = p.take('a', stop.signal);
+    stop.abort();
+    expect(await taken).toBeNull();
+  });
+
   it('aborts what is in flight on close and fetches nothing after', () => {
     const f = handFetch();
     const p = createNotifiedPrefetch({ fetch: f.fetch, maxInFlight: 8, maxHeld: 100 });
