@@ -11,7 +11,8 @@ export function subscribeProgramLogs(opts: {
   wsUrl: string;
   programId: string;
   logger: Logger;
-  onNotification: (signature: string, slot: number) => void;
+  /** `err`: the transaction's error, null when it succeeded. */
+  onNotification: (signature: string, slot: number, err: unknown) => void;
   onStateChange?: (connected: boolean) => void;
 }): { close(): void } {
   let ws: WebSocket | undefined;
@@ -35,7 +36,7 @@ export function subscribeProgramLogs(opts: {
       opts.onStateChange?.(true);
     });
     ws.on('message', (raw) => {
-      let msg: { method?: string; params?: { result?: { context?: { slot?: number }; value?: { signature?: string } } } };
+      let msg: { method?: string; params?: { result?: { context?: { slot?: number }; value?: { signature?: string; err?: unknown } } } };
       try {
         msg = JSON.parse(raw.toString());
       } catch {
@@ -43,7 +44,7 @@ export function subscribeProgramLogs(opts: {
       }
       if (msg.method !== 'logsNotification') return;
       const sig = msg.params?.result?.value?.signature;
-      if (typeof sig === 'string') opts.onNotification(sig, msg.params?.result?.context?.slot ?? 0);
+      if (typeof sig === 'string') opts.onNotification(sig, msg.params?.result?.context?.slot ?? 0, msg.params?.result?.value?.err ?? null);
     });
     ws.on('error', (err) => opts.logger.debug({ err: err.message }, 'logsSubscribe socket error'));
     ws.on('close', () => {

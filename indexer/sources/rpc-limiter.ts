@@ -55,7 +55,8 @@ export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
   // Theoretical arrival time of the next credit (GCRA): a request of c credits moves it c / rate on.
   let tat = 0;
   let pausedUntil = 0;
-  let lastChange = 0;
+  // -Infinity: the first 429 cuts the pace even in the process's first second (performance.now() counts from its start).
+  let lastChange = -Infinity;
   const stats = { rateLimited: 0, pausedMs: 0 };
   // Credits sent in the last second while unpaced: the pace a first 429 met.
   const sent: { at: number; credits: number }[] = [];

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Common } from '../../core/common';
 import type { RawTransaction } from '../../core/events';
 import { subscribeProgramLogs } from './logs-subscription';
+import { createNotifiedPrefetch } from './notified-prefetch';
 import { createRpcClient, RpcError, type RpcClient } from './rpc-client';
 import { createRpcLimiter, type RpcLimiter } from './rpc-limiter';
 import type { AccountData, Cursor, Progress, Source } from './types';
@@ -66,8 +67,9 @@ interface Window {
  * fetched with `getTransaction` (maxSupportedTransactionVersion 0). The first poll is the
  * backfill.
  * `logsSubscribe` notifications and webhook deliveries only trigger the poll early (webhook
- * bodies also spare the `getTransaction` calls), so a missed notification or a webhook gap
- * never loses or reorders a transaction.
+ * bodies also spare the `getTransaction` calls; a notified signature's body is fetched while
+ * the poll lists it, D-250), so a missed notification or a webhook gap never loses or reorders
+ * a transaction.
  */
 export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSink & { rpc: RpcClient; limiter: RpcLimiter } {
   const { logger, metrics } = opts.common;
@@ -86,6 +88,18 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
   let tip: number | null = null;
   let progress: Progress | undefined;
   let subscription: { close(): void } | undefined;
+  // Bodies of notified signatures, fetched while the poll they trigger lists them (D-250).
+  const prefetch = createNotifiedPrefetch({
+    // The poll's getTransaction options (fetchBodies); given up after 10 s, leaving it to the poll.
+    fetch: (signature, signal) =>
+      rpc.call<RawTransaction | null>(
+        'getTransaction',
+        [signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }],
+        AbortSignal.any([signal, AbortSignal.timeout(10_000)]),
+      ),
+    maxInFlight: concurrency,
+    maxHeld: 1_000,
+  });
 
   const wake = () => {
     pending = true;
@@ -115,6 +129,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     for (;;) {
       const page = await listPage(before, until, signal);
       if (!page.length) break;
+      prefetch.listed(page[0]!.slot);
       windows.push({ sigs: page, before, count: page.length, oldest: page[page.length - 1]!.signature });
       listed += page.length;
       if (windows.length - nextDrop + 1 > pagesInMemory && nextDrop < windows.length) windows[nextDrop++]!.sigs = undefined;
@@ -161,15 +176,22 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
   async function fetchBodies(sigs: SignatureInfo[], signal: AbortSignal): Promise<RawTransaction[]> {
     const out = new Array<RawTransaction>(sigs.length);
     const todo: number[] = [];
+    const notified: Promise<void>[] = [];
     for (let i = 0; i < sigs.length; i++) {
       const cached = bodies.get(sigs[i]!.signature);
       if (cached) {
         bodies.delete(sigs[i]!.signature);
         out[i] = cached;
-      } else {
-        todo.push(i);
+        continue;
       }
+      // A notified signature's body already on its way (D-250): taken, not asked again.
+      const early = prefetch.take(sigs[i]!.signature, signal);
+      if (early) notified.push(early.then((tx) => void (tx ? (out[i] = tx) : todo.push(i))));
+      else todo.push(i);
     }
+    // In flight already, so short; one that failed joins the rest.
+    await Promise.all(notified);
+    if (signal.aborted) return out;
     let next = 0;
     // The client's limiter caps the requests in flight; the workers only keep it busy.
     const worker = async () => {
@@ -224,7 +246,15 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     async *batches(from: Cursor, signal: AbortSignal) {
       let last = from.lastSignature;
       if (opts.subscribe !== false) {
-        subscription = subscribeProgramLogs({ wsUrl: opts.wsUrl, programId: opts.programId, logger, onNotification: wake });
+        subscription = subscribeProgramLogs({
+          wsUrl: opts.wsUrl,
+          programId: opts.programId,
+          logger,
+          onNotification: (signature, slot, err) => {
+            prefetch.notified(signature, slot, err);
+            wake();
+          },
+        });
       }
       const onAbort = () => trigger?.();
       signal.addEventListener('abort', onAbort);
@@ -271,6 +301,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
               if (signal.aborted) break;
             }
             if (!signal.aborted) yield* deliver(true);
+            prefetch.forgetListed();
           } catch (err) {
             if (signal.aborted) break;
             throw err;
@@ -300,6 +331,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     progress: () => progress,
     close: async () => {
       subscription?.close();
+      prefetch.close();
       trigger?.();
       rpc.close();
     },

@@ -13,6 +13,7 @@ const benches: Record<string, () => Promise<void>> = {
   soak: async () => (await import('./soak-bench')).run(),
   offset: async () => (await import('./offset-bench')).run(),
   backfill: async () => (await import('./backfill-bench')).run(),
+  freshness: async () => (await import('./freshness-bench')).run(),
 };
 
 const name = process.argv[2];

@@ -5,7 +5,7 @@ import { migrate } from '../../core/db/migrate';
 import { createRedis, redisReady } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
 import { build, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, ROOT, spawnListening } from './support';
-import type { ClientsReply, ClientsRequest } from './ws-clients';
+import { Receivers } from './ws-receivers';
 import type { PublishJob } from './ws-publisher';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1_000);
@@ -31,74 +31,6 @@ const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : 0;
 };
-
-/**
- * The clients, split over BENCH_CLIENT_PROCS processes (loadtest/bench/ws-clients.ts). Each process
- * counts per seq; `collect` merges them (counts add up, the last arrival is the latest).
- */
-class Receivers {
-  count = new Map<number, number>();
-  last = new Map<number, number>();
-  private procs: ChildProcess[] = [];
-
-  async connect(url: string, subscribe: boolean): Promise<void> {
-    const n = Math.max(1, Math.min(CLIENT_PROCS, CLIENTS));
-    for (let i = 0; i < n; i++) {
-      const p = spawnListening('loadtest/bench/ws-clients.ts', {});
-      await p.port;
-      this.procs.push(p.child);
-    }
-    await Promise.all(
-      this.procs.map((p, i) => {
-        const count = Math.floor(CLIENTS / n) + (i < CLIENTS % n ? 1 : 0);
-        return ask(p, { type: 'connect', url, subscribe, count, channel: CHANNEL });
-      }),
-    );
-  }
-
-  pids = () => this.procs.map((p) => p.pid!);
-
-  async reset(): Promise<void> {
-    this.count.clear();
-    this.last.clear();
-    await Promise.all(this.procs.map((p) => ask(p, { type: 'reset' })));
-  }
-
-  async delivered(): Promise<number> {
-    const r = await Promise.all(this.procs.map((p) => ask(p, { type: 'progress' })));
-    return r.reduce((a, m) => a + (m.type === 'progress' ? m.delivered : 0), 0);
-  }
-
-  async collect(): Promise<void> {
-    for (const m of await Promise.all(this.procs.map((p) => ask(p, { type: 'collect' })))) {
-      if (m.type !== 'collect') continue;
-      for (const [seq, n, at] of m.seqs) {
-        this.count.set(seq, (this.count.get(seq) ?? 0) + n);
-        this.last.set(seq, Math.max(this.last.get(seq) ?? 0, at));
-      }
-    }
-  }
-
-  close() {
-    this.procs.forEach((p) => p.kill('SIGKILL'));
-  }
-}
-
-/** One request to a clients process and its answer (one request at a time per process). */
-function ask(p: ChildProcess, m: ClientsRequest): Promise<ClientsReply> {
-  return new Promise((resolve, reject) => {
-    const exited = (code: number | null) => reject(new Error(`a clients process exited (${code}) during ${m.type}`));
-    const on = (r: ClientsReply) => {
-      if (r.type !== m.type) return;
-      p.off('message', on);
-      p.off('exit', exited);
-      resolve(r);
-    };
-    p.on('message', on);
-    p.once('exit', exited);
-    p.send(m);
-  });
-}
 
 interface Row {
   target: string;
@@ -215,7 +147,7 @@ export async function run(): Promise<void> {
       tenant: tenantId,
     });
     const sweep = async (target: string, mode: PublishJob['mode'], url: string, pid: number, subscribe: boolean, tenantId: string) => {
-      const rx = new Receivers();
+      const rx = new Receivers(CLIENTS, CLIENT_PROCS, CHANNEL);
       await rx.connect(url, subscribe);
       if (target === 'API /ws') idleRss = rssMb(pid);
       let next = 1;

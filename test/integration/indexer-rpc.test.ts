@@ -113,6 +113,19 @@ describe('RPC source end to end against the simulator JSON-RPC server', () => {
     expect(await a.database.db.one('SELECT count(*)::int AS n FROM dead_letters')).toEqual({ n: 0 });
   });
 
+  it('fetches each notified transaction once: ahead of the poll, which takes its body (D-250)', async () => {
+    await waitFor('subscription', async () => chain.subscriberCount() === 1);
+    const fetched = chain.callCount('getTransaction');
+    let live = 0;
+    for (let i = 0; i < 20; i++) {
+      live += chain.advance(1).filter((t) => t.meta?.err === null).length;
+      await waitFor('slot indexed', caughtUp(a));
+    }
+    expect(live).toBeGreaterThan(0);
+    expect(chain.callCount('getTransaction') - fetched).toBe(live);
+    expect(await compareWithTruth(a.database.db, sim.truth())).toEqual({});
+  });
+
   it('serves health, readiness and metrics on the indexer port', async () => {
     const health = (await (await fetch(`${a.url}/health`)).json()) as { checks: { name: string }[] };
     expect(health).toMatchObject({ status: 'healthy', dbConnected: true, rpcConnected: true, indexerRunning: true, role: 'writer' });
