@@ -4,8 +4,7 @@
 // runs only the market program (simulator/), with simulated traders.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { intOption } from '../core/cli';
+import { intOption, parseArgsOrExit } from '../core/cli';
 import { loadConfigOrExit } from '../core/config';
 import { createLogger } from '../core/telemetry/logger';
 import { GenesisMismatchError, openChainNode } from './node';
@@ -27,9 +26,8 @@ const USAGE = `usage: npm run chain -- [options]
   --fault-rate P       this share (0-1) of requests gets a 429, a 5xx or no answer, at random
   --help`;
 
-let values: ReturnType<typeof parse>['values'];
-function parse() {
-  return parseArgs({
+const { values } = parseArgsOrExit(
+  {
     options: {
       'data-dir': { type: 'string' },
       fresh: { type: 'boolean', default: false },
@@ -46,18 +44,9 @@ function parse() {
       help: { type: 'boolean', default: false },
     },
     strict: true,
-  });
-}
-try {
-  values = parse().values;
-} catch (err) {
-  process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
-  process.exit(2);
-}
-if (values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
+  },
+  USAGE,
+);
 
 function faultRate(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
