@@ -19,7 +19,7 @@ import { MarketSimulator } from '../../simulator/simulation';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
 import { walletHeaders } from '../../test/support/api';
-import { admin, build, cpuSeconds, dbUrl, insertBenchMarkets, loadSigned, pct, REDIS_URL, spawnListening } from './support';
+import { admin, build, cpuSeconds, dbUrl, insertBenchMarkets, loadSigned, pct, REDIS_URL, spawnImage, spawnListening } from './support';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const run_ = promisify(execFile);
@@ -126,8 +126,9 @@ export async function run(): Promise<void> {
   // for a before/after ratio that machine drift cannot fake.
   const alt = process.env.BENCH_API_ALT ? [[`tracing off, other build (${process.env.BENCH_API_ALT})`, {}, process.env.BENCH_API_ALT] as const] : [];
   const targets: Target[] = [];
-  for (const [label, tracingEnv, main] of [...variants.filter(([, e]) => !tracingOff || !e.OTEL_EXPORTER_OTLP_ENDPOINT).map(([l, e]) => [l, e, 'dist/server/main.js'] as const), ...alt]) {
-    const { child, port } = spawnListening(main, {
+  for (const [label, tracingEnv, entry] of [...variants.filter(([, e]) => !tracingOff || !e.OTEL_EXPORTER_OTLP_ENDPOINT).map(([l, e]) => [l, e, undefined] as const), ...alt]) {
+    // As the image runs the API (IMAGE.commands.api); the other build's entry under the same flags.
+    const { child, port } = spawnImage('api', {
       ...env,
       NODE_ENV: 'production',
       DATABASE_URL: url,
@@ -135,7 +136,7 @@ export async function run(): Promise<void> {
       API_PORT: '0',
       API_HOST: '127.0.0.1',
       ...tracingEnv,
-    });
+    }, { entry });
     targets.push({ label: `API process, ${label}`, child, base: `http://127.0.0.1:${await port}`, path: (p) => p });
   }
   // The ceiling of each path: a plain Express process sending that path's body from memory (a

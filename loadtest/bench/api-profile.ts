@@ -16,7 +16,7 @@ import { createDatabase } from '../../core/db';
 import { IDL } from '../../core/events';
 import { createProjector } from '../../indexer/projection';
 import { MarketSimulator } from '../../simulator/simulation';
-import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnListening } from './support';
+import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnImage } from './support';
 
 const run_ = promisify(execFile);
 
@@ -79,7 +79,7 @@ export async function run(): Promise<void> {
   // BENCH_PROFILE=off measures the same run without the profiler's own cost.
   const profiling = process.env.BENCH_PROFILE !== 'off';
   const target = process.env.BENCH_PATH ?? '/api/v1/markets/current';
-  const { child, port: listening } = spawnListening('dist/server/main.js', {
+  const { child, port: listening } = spawnImage('api', {
     LOG_LEVEL: 'silent',
     NODE_ENV: 'production',
     DATABASE_URL: url,
@@ -92,7 +92,7 @@ export async function run(): Promise<void> {
     ...(process.env.BENCH_TRACING === 'off' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl }),
     // The sampler under test, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1.
     ...Object.fromEntries(['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
-  }, profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : []);
+  }, { flags: profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : [] });
   const port = await listening;
   const cli = require.resolve('autocannon/autocannon.js');
   const seconds = process.env.BENCH_SECONDS ?? '8';
