@@ -82,6 +82,8 @@ export async function run(): Promise<void> {
   const { child, port: listening } = spawnImage('api', {
     LOG_LEVEL: 'silent',
     NODE_ENV: 'production',
+    // Production refuses to start without it (/tx/*); nothing here builds a transaction, so none listens.
+    RPC_URL: 'http://127.0.0.1:1',
     DATABASE_URL: url,
     REDIS_URL,
     API_PORT: '0',
