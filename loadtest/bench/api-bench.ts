@@ -199,7 +199,12 @@ export async function run(): Promise<void> {
       const rs = runs.get(`${p}\u0000${t.label}`)!;
       const ratios = rs.map((r) => r.rps / ceiling.find((c) => c.round === r.round)!.rps);
       // The tracing variants against the same process with tracing off, round by round.
-      const vsOff = t.label.startsWith('API process, tracing on') ? `, vs tracing off ${span(rs.map((r) => r.rps / off.find((c) => c.round === r.round)!.rps))}` : '';
+      // Throughput and CPU per request, each as tracing off's over this one's in the same round: CPU
+      // per request moves far less than req/s with what else runs on the machine.
+      const offOf = (r: Run) => off.find((c) => c.round === r.round)!;
+      const vsOff = t.label.startsWith('API process, tracing on')
+        ? `, vs tracing off ${span(rs.map((r) => r.rps / offOf(r).rps))} (by CPU/request ${span(rs.map((r) => offOf(r).cpuUs / r.cpuUs))})`
+        : '';
       const ratio = t === targets[0] ? '' : `, ratio ${span(ratios)}${vsOff}`;
       rows.push([
         `  ${t.label}`,

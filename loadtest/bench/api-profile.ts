@@ -4,6 +4,7 @@
  * sink) unless BENCH_TRACING=off. Prints the hottest functions and packages; the profile is
  * kept for a closer look (BENCH_PROFILE). BENCH_SIGNED=1 signs every request (a new nonce each)
  * as a wallet with stored stats: for `/api/v1/stats` and the other wallet-signed routes.
+ * BENCH_NODE_FLAGS adds node flags to the API process (after the image's).
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -94,7 +95,13 @@ export async function run(): Promise<void> {
     ...(process.env.BENCH_TRACING === 'off' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl }),
     // The sampler under test, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1.
     ...Object.fromEntries(['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
-  }, { flags: profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : [] });
+  }, {
+    flags: [
+      ...(profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : []),
+      // More node flags for the API, e.g. `--require <file>` to count async resources per request.
+      ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+    ],
+  });
   const port = await listening;
   const cli = require.resolve('autocannon/autocannon.js');
   const seconds = process.env.BENCH_SECONDS ?? '8';
