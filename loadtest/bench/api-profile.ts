@@ -93,8 +93,9 @@ export async function run(): Promise<void> {
     PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000',
     RATE_LIMIT_MAX_REQUESTS: '100000000',
     ...(process.env.BENCH_TRACING === 'off' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl }),
-    // The sampler under test, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1.
-    ...Object.fromEntries(['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
+    // The sampler under test, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1,
+    // and the batch span processor's settings.
+    ...Object.fromEntries(['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 'OTEL_BSP_SCHEDULE_DELAY', 'OTEL_BSP_MAX_QUEUE_SIZE'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
   }, {
     flags: [
       ...(profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : []),
