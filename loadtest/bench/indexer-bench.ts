@@ -240,7 +240,7 @@ export async function run(): Promise<void> {
     ['time per phase (ms)', Object.entries(phases).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')],
     [
       'parse and decode on one thread, µs/event (D-257)',
-      `JSON.parse ${f1(split.jsonParse)}, prepare ${f1(split.prepare)}; structured clone: raw batch ${f1(split.serializeRaw)} out + ${f1(split.deserializeRaw)} in, prepared batch ${f1(split.serializePrepared)} out + ${f1(split.deserializePrepared)} in`,
+      `JSON.parse ${f1(split.jsonParse)}, prepare ${f1(split.prepare)}; structured clone (postMessage, send + receive): raw batch ${f1(split.serializeRaw)} + ${f1(split.deserializeRaw)}, prepared batch ${f1(split.serializePrepared)} + ${f1(split.deserializePrepared)}`,
     ],
     ['single-threaded stages and the share of the CPU-bound limit they allow', ''],
     ...bounds,

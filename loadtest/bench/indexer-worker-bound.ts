@@ -1,18 +1,20 @@
-import v8 from 'node:v8';
+import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import type { RawTransaction } from '../../core/events';
 import { createPreparer } from '../../indexer/projection/prepare';
 
 /**
  * What moving the indexer's pure-CPU stage (parse and decode, `prepare`) to a worker thread
- * (node:worker_threads) would leave on the main thread, measured on the bench's own batches:
- * a batch crosses threads by structured clone (V8's serializer, which `postMessage` uses, here
- * as `v8.serialize`/`v8.deserialize`, so the figures are a lower bound of a real worker's), the
- * raw transactions on the way in and the prepared batch on the way out. Two ways to feed it:
+ * (node:worker_threads) would leave on each thread, measured on the bench's own batches: a batch
+ * crosses threads by structured clone, the raw transactions on the way in and the prepared batch
+ * on the way out. Measured through a MessageChannel in this thread: `postMessage` serializes on
+ * the sender's thread and `receiveMessageOnPort` deserializes on the receiver's, as between a
+ * worker and the main thread (`v8.serialize` and `v8.deserialize` cost 2–3 times as much). Two
+ * ways to feed the worker:
  * - objects, as every source delivers them today (the RPC source parses its responses): the main
- *   thread still parses the JSON and now also serializes the raw batch and deserializes the result;
+ *   thread still parses the JSON and now also sends the raw batch and receives the result;
  * - the response text, transferred without a copy: the worker parses the JSON too, and the main
- *   thread only deserializes the result (sources would have to hand over text).
- * Each figure is µs per event on one thread, medians of `rounds` passes.
+ *   thread only receives the result (sources would have to hand over text).
+ * Each figure is µs per event on one thread, the median of `rounds` passes.
  */
 export function measureWorkerSplit(batches: Buffer[], programId: string, rounds = 3) {
   const preparer = createPreparer(programId);
@@ -28,22 +30,40 @@ export function measureWorkerSplit(batches: Buffer[], programId: string, rounds 
     }
     return runs.sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
   };
-  const out = (b: RawTransaction[]) => {
+  const parsedRaw = raws();
+  const outs = parsedRaw.map((b) => {
     const p = preparer.prepare(b);
     return { parsed: p.parsed, candidates: p.candidates, events: p.events };
+  });
+  const { port1, port2 } = new MessageChannel();
+  // Sending and receiving timed apart: each is one thread's share.
+  const crossing = (xs: readonly unknown[]) => {
+    const send: number[] = [];
+    const receive: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      let t = performance.now();
+      for (const x of xs) port1.postMessage(x);
+      send.push(((performance.now() - t) * 1000) / events);
+      t = performance.now();
+      for (let i = 0; i < xs.length; i++) receiveMessageOnPort(port2);
+      receive.push(((performance.now() - t) * 1000) / events);
+    }
+    const median = (a: number[]) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+    return { send: median(send), receive: median(receive) };
   };
-  const parsedRaw = raws();
-  const serializedRaw = parsedRaw.map((b) => v8.serialize(b));
-  const outs = parsedRaw.map(out);
-  const serializedOut = outs.map((o) => v8.serialize(o));
   let sink = 0;
+  const jsonParse = time(() => void raws());
+  const prepare = time(() => parsedRaw.forEach((b) => (sink += preparer.prepare(b).events.length)));
+  const raw = crossing(parsedRaw);
+  const prepared = crossing(outs);
+  port1.close();
   return {
-    jsonParse: time(() => void raws()),
-    prepare: time(() => parsedRaw.forEach((b) => (sink += preparer.prepare(b).events.length))),
-    serializeRaw: time(() => parsedRaw.forEach((b) => (sink += v8.serialize(b).length))),
-    deserializeRaw: time(() => serializedRaw.forEach((b) => (sink += (v8.deserialize(b) as unknown[]).length))),
-    serializePrepared: time(() => outs.forEach((o) => (sink += v8.serialize(o).length))),
-    deserializePrepared: time(() => serializedOut.forEach((b) => (sink += (v8.deserialize(b) as { events: unknown[] }).events.length))),
+    jsonParse,
+    prepare,
+    serializeRaw: raw.send,
+    deserializeRaw: raw.receive,
+    serializePrepared: prepared.send,
+    deserializePrepared: prepared.receive,
     sink,
   };
 }
