@@ -31,9 +31,14 @@ export function routeTemplate(req: Request): string | undefined {
 export function serverSpans() {
   // The instrumentation scope; which process it is, is the resource's service.name.
   const tracer = trace.getTracer('market-indexer/http');
+  // The headers the configured propagators read (`traceparent`, `tracestate`, `baggage` by
+  // default; others with OTEL_PROPAGATORS), asked once the SDK is up. A request carrying none of
+  // them, as most do, starts a root span without running every propagator over its headers (D-256).
+  let fields: string[] | undefined;
   return (req: Request, res: Response, next: NextFunction) => {
     if (UNTRACED.test(req.url)) return next();
-    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    fields ??= propagation.fields().map((f) => f.toLowerCase());
+    const parent = fields.some((f) => req.headers[f] !== undefined) ? propagation.extract(ROOT_CONTEXT, req.headers) : ROOT_CONTEXT;
     // The sampler decides here (no sampler of ours reads attributes at start).
     const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
     // An unsampled request runs outside any trace context (D-85): no context to carry through

@@ -1,5 +1,5 @@
 // `npm run bench -- abuse` (issues 23, 31): each attack of loadtest/bench/abuse-attack.ts against one
-// API process (from source, real PostgreSQL and Redis, the default limits), while a well-behaved
+// API process (compiled, as the image runs it; real PostgreSQL and Redis, the default limits), while a well-behaved
 // client on other addresses reads from the same process at most every 25 ms: `/api/v1/config`
 // (a public read with a database query) from the v1 API, `/api/v1/markets?limit=1` with Pro keys
 // from the appendix variant's API; its latency right before each attack (baseline) and during it.
@@ -12,7 +12,7 @@ import { createDatabase } from '../../core/db';
 import { migrate } from '../../core/db/migrate';
 import { ATTACKS, type AttackTarget } from './abuse-attack';
 import { Client } from 'pg';
-import { ADMIN_URL, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';
+import { ADMIN_URL, build, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, spawnImage } from './support';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** Only these attacks (comma-separated names of ATTACKS), else all. */
@@ -87,9 +87,11 @@ export async function run(): Promise<void> {
   const database = createDatabase({ url, poolMax: 1 });
   const keys = await Promise.all(Array.from({ length: 8 }, async () => (await createApiKeyStore(database.db).create({ tenant: legacyTenant, plan: 'pro' })).key));
   await database.close();
+  // The API as the image runs it (IMAGE.commands.api, compiled).
+  build();
   const apis = {
-    v1: spawnListening('server/main.ts', { DATABASE_URL: url, REDIS_URL, TENANT_ID: `bench-abuse-${process.pid}`, API_PORT: '0', API_HOST: '127.0.0.1' }),
-    legacy: spawnListening('server/main.ts', { DATABASE_URL: url, REDIS_URL, TENANT_ID: legacyTenant, API_VARIANT: 'legacy', API_PORT: '0', API_HOST: '127.0.0.1' }),
+    v1: spawnImage('api', { DATABASE_URL: url, REDIS_URL, TENANT_ID: `bench-abuse-${process.pid}`, API_PORT: '0', API_HOST: '127.0.0.1' }),
+    legacy: spawnImage('api', { DATABASE_URL: url, REDIS_URL, TENANT_ID: legacyTenant, API_VARIANT: 'legacy', API_PORT: '0', API_HOST: '127.0.0.1' }),
   } satisfies Record<AttackTarget, unknown>;
   const rows: string[][] = [];
   try {
@@ -142,7 +144,7 @@ export async function run(): Promise<void> {
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   process.stdout.write(
     [
-      `abuse: ${SECONDS} s per phase, one API process per variant (tsx, source), real PostgreSQL and Redis, default limits; victim: sequential GET /api/v1/config (v1) or /api/v1/markets?limit=1 on Pro keys (legacy) from 16 other addresses`,
+      `abuse: ${SECONDS} s per phase, one API process per variant (compiled, as the image runs it), real PostgreSQL and Redis, default limits; victim: sequential GET /api/v1/config (v1) or /api/v1/markets?limit=1 on Pro keys (legacy) from 16 other addresses`,
       line(head),
       `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
       ...rows.map(line),

@@ -4,6 +4,7 @@
  * sink) unless BENCH_TRACING=off. Prints the hottest functions and packages; the profile is
  * kept for a closer look (BENCH_PROFILE). BENCH_SIGNED=1 signs every request (a new nonce each)
  * as a wallet with stored stats: for `/api/v1/stats` and the other wallet-signed routes.
+ * BENCH_NODE_FLAGS adds node flags to the API process (after the image's).
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -16,7 +17,7 @@ import { createDatabase } from '../../core/db';
 import { IDL } from '../../core/events';
 import { createProjector } from '../../indexer/projection';
 import { MarketSimulator } from '../../simulator/simulation';
-import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnListening } from './support';
+import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnImage } from './support';
 
 const run_ = promisify(execFile);
 
@@ -79,9 +80,11 @@ export async function run(): Promise<void> {
   // BENCH_PROFILE=off measures the same run without the profiler's own cost.
   const profiling = process.env.BENCH_PROFILE !== 'off';
   const target = process.env.BENCH_PATH ?? '/api/v1/markets/current';
-  const { child, port: listening } = spawnListening('dist/server/main.js', {
+  const { child, port: listening } = spawnImage('api', {
     LOG_LEVEL: 'silent',
     NODE_ENV: 'production',
+    // Production refuses to start without it (/tx/*); nothing here builds a transaction, so none listens.
+    RPC_URL: 'http://127.0.0.1:1',
     DATABASE_URL: url,
     REDIS_URL,
     API_PORT: '0',
@@ -90,9 +93,16 @@ export async function run(): Promise<void> {
     PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000',
     RATE_LIMIT_MAX_REQUESTS: '100000000',
     ...(process.env.BENCH_TRACING === 'off' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl }),
-    // The sampler under test, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1.
-    ...Object.fromEntries(['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
-  }, profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : []);
+    // The sampler under test, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1,
+    // and the batch span processor's settings.
+    ...Object.fromEntries(['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 'OTEL_BSP_SCHEDULE_DELAY', 'OTEL_BSP_MAX_QUEUE_SIZE'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
+  }, {
+    flags: [
+      ...(profiling ? ['--cpu-prof', `--cpu-prof-name=${path.basename(file)}`, `--cpu-prof-dir=${path.dirname(file)}`] : []),
+      // More node flags for the API, e.g. `--require <file>` to count async resources per request.
+      ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+    ],
+  });
   const port = await listening;
   const cli = require.resolve('autocannon/autocannon.js');
   const seconds = process.env.BENCH_SECONDS ?? '8';

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { IMAGE } from '../../core/constants';
 import { SETTINGS } from '../../core/config/settings';
 import { migrate } from '../../core/db/migrate';
 import { createRedis, redisReady } from '../../core/redis/client';
@@ -12,7 +11,7 @@ import { parseEnvelope } from '../../core/redis/updates';
 import { openChainNode } from '../../simulator/node';
 import { freshnessReport, type PhaseResult, type Sample } from './freshness-report';
 import { nowMs, startLatencyProxy, type LatencyProxy } from './rpc-latency-proxy';
-import { build, cpuSeconds, dropDatabase, freshDatabase, REDIS_URL, ROOT, spawnListening } from './support';
+import { build, cpuSeconds, dropDatabase, freshDatabase, REDIS_URL, ROOT, spawnImage } from './support';
 import { Receivers } from './ws-receivers';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -58,7 +57,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * the proxy) and the API, CLIENTS /ws clients on the market's channel; once the indexer has
  * caught up with the chain, SECONDS of recording, then the samples.
  */
-async function phase(label: string, indexerFile: string, n: number, chain: ReturnType<typeof openChainNode>, proxy: LatencyProxy, seen: Seen): Promise<PhaseResult> {
+async function phase(label: string, indexerFile: string | undefined, n: number, chain: ReturnType<typeof openChainNode>, proxy: LatencyProxy, seen: Seen): Promise<PhaseResult> {
   const name = `bench_freshness_${process.pid}_${n}`;
   const tenant = `bench-freshness-${process.pid}-${n}`;
   const databaseUrl = await freshDatabase(name);
@@ -81,9 +80,9 @@ async function phase(label: string, indexerFile: string, n: number, chain: Retur
     WS_MAX_CONNECTIONS_PER_IP: String(CLIENTS + 10),
     WS_MAX_CLIENTS: String(CLIENTS + 10),
   };
-  // As the image runs them (core/constants.ts): the indexer under its node flags.
-  const indexer = spawnListening(indexerFile, env, IMAGE.commands.indexer.slice(1, -1), ['--source', 'rpc', '--no-progress']);
-  const api = spawnListening('dist/server/main.js', env);
+  // As the image runs them (core/constants.ts): the indexer under its node flags; another build's only swaps the entry point.
+  const indexer = spawnImage('indexer', env, { entry: indexerFile, args: ['--source', 'rpc', '--no-progress'] });
+  const api = spawnImage('api', env);
   const keys = createKeys(tenant);
   const sub = createRedis(REDIS_URL);
   const channel = `market:${Math.floor(chain.simulator.blockTimeOf(chain.simulator.slot) / EPOCH_SECONDS)}`;
@@ -221,9 +220,10 @@ export async function run(): Promise<void> {
   const endpoints = await chain.rpc.listen(0);
   const stop = chain.runRealtime();
   const proxy = await startLatencyProxy({ upstream: endpoints.url, upstreamWs: endpoints.wsUrl, latencyMs: LATENCY_MS });
-  const variants: [string, string][] = BASE_INDEXER
-    ? [['before', path.relative(ROOT, path.resolve(BASE_INDEXER))], ['after', 'dist/indexer/main.js']]
-    : [['indexer', 'dist/indexer/main.js']];
+  // This build's indexer is the image's (undefined: IMAGE.commands' entry point).
+  const variants: [string, string | undefined][] = BASE_INDEXER
+    ? [['before', path.relative(ROOT, path.resolve(BASE_INDEXER))], ['after', undefined]]
+    : [['indexer', undefined]];
   const results: PhaseResult[] = [];
   try {
     let n = 0;

@@ -14,6 +14,7 @@ import { createIndexer } from '../../indexer/indexer';
 import { pgBinaryArray } from '../../indexer/projection/pg-binary';
 import { MarketSimulator } from '../../simulator/simulation';
 import type { Source } from '../../indexer/sources/types';
+import { measureWorkerSplit, stageBound } from './indexer-worker-bound';
 import { ADMIN_URL, cpuSeconds, dropDatabase, freshDatabase, pct, postgresCpuSeconds, REDIS_URL, startProfile } from './support';
 
 const TARGET_EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
@@ -197,6 +198,22 @@ export async function run(): Promise<void> {
 
   const indexRate = (applied / indexMs) * 1000;
   const cores = os.availableParallelism();
+  // 3. What a worker thread for parse and decode would leave on each thread (D-257).
+  const split = measureWorkerSplit(batches, programId);
+  const indexerUs = (cpu.user + cpu.system) / applied;
+  const pgUs = pgCpu === null ? null : (pgCpu * 1e6) / applied;
+  const f1 = (x: number) => x.toFixed(1);
+  const bounds = pgUs === null ? [] : ([
+    ['as it runs: indexer | PostgreSQL', [indexerUs, pgUs]],
+    // The source still parses the JSON on the main thread, which now clones the batch both ways.
+    ['worker fed objects: main | worker | PostgreSQL', [indexerUs - split.prepare + split.serializeRaw + split.deserializePrepared, split.deserializeRaw + split.prepare + split.serializePrepared, pgUs]],
+    // The source's response text transferred as is: the worker parses the JSON too.
+    ['worker fed text: main | worker | PostgreSQL', [indexerUs - split.jsonParse - split.prepare + split.deserializePrepared, split.jsonParse + split.prepare + split.serializePrepared, pgUs]],
+  ] as const).map(([label, stages]): [string, string] => {
+    const b = stageBound([...stages], cores);
+    // The ratio alone flatters a split that adds CPU: the rate says whether it pays.
+    return [`  ${label}`, `${stages.map(f1).join(' | ')} µs/event: at most ${Math.round(b.ratio * b.limit)} events/s, ${b.ratio.toFixed(2)} of its CPU-bound limit (${Math.round(b.limit)})`];
+  });
   const cpuLimit = pgCpu === null ? 0 : (cores * applied) / ((cpu.user + cpu.system) / 1e6 + pgCpu);
   const rawRate = (rows.length / rawMs) * 1000;
   const table: [string, string][] = [
@@ -221,6 +238,12 @@ export async function run(): Promise<void> {
     ['throughput / CPU-bound limit', pgCpu === null ? 'n/a' : (indexRate / cpuLimit).toFixed(2)],
     ['commit-to-publish p50 / p99', `${pct(publishMs, 50).toFixed(2)} / ${pct(publishMs, 99).toFixed(2)} ms (${messages} messages)`],
     ['time per phase (ms)', Object.entries(phases).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')],
+    [
+      'parse and decode on one thread, µs/event (D-257)',
+      `JSON.parse ${f1(split.jsonParse)}, prepare ${f1(split.prepare)}; structured clone (postMessage, send + receive): raw batch ${f1(split.serializeRaw)} + ${f1(split.deserializeRaw)}, prepared batch ${f1(split.serializePrepared)} + ${f1(split.deserializePrepared)}`,
+    ],
+    ['single-threaded stages and the share of the CPU-bound limit they allow', ''],
+    ...bounds,
   ];
   const w = Math.max(...table.map(([k]) => k.length));
   process.stdout.write(`\nindexer benchmark (${new Date().toISOString()}, node ${process.version})\n`);

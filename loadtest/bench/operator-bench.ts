@@ -1,7 +1,6 @@
 // `npm run bench -- operator`: BENCH_TENANTS (default 100) MarketIndexers created at once against
 // the test API server; the time until every one is applied and Ready, the requests that took,
 // writes per idle resync (0 is the design), and the operator's memory.
-import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +10,7 @@ import { stringify } from 'yaml';
 import { marketIndexerCrd, type Condition } from '../../cdk8s/lib/crd';
 import { startTestApiServer } from '../../local/kube-apiserver/server';
 import type { Json } from '../../local/kube-apiserver/fields';
-import { ROOT } from './support';
+import { build, spawnImage } from './support';
 
 const TOKEN = 'operator';
 
@@ -28,23 +27,20 @@ export async function run(): Promise<void> {
   const status = http.createServer((_req, res) => void res.end(JSON.stringify({ slotLag: 1, lastProcessedSlot: '10', writer: 'w:1', indexerRunning: true })));
   await new Promise<void>((r) => status.listen(0, '127.0.0.1', r));
 
-  const child = fork(path.join(ROOT, 'operator/main.ts'), ['--kubeconfig', path.join(dir, 'kubeconfig')], {
-    cwd: ROOT,
-    // BENCH_OPERATOR_HEAP_MB caps the operator's heap, to find what it needs rather than what it takes.
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_OPERATOR_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_OPERATOR_HEAP_MB}`] : [])],
-    env: {
-      PATH: process.env.PATH ?? '',
-      LOG_LEVEL: 'warn',
-      OPERATOR_PORT: '0',
-      API_HOST: '127.0.0.1',
-      OPERATOR_DEFAULTS_FILE: path.join(dir, 'defaults.yaml'),
-      OPERATOR_STATUS_URL: `http://127.0.0.1:${(status.address() as AddressInfo).port}/{tenant}/status`,
-      OPERATOR_STATUS_SECONDS: '2',
-      OPERATOR_RESYNC_SECONDS: String(resyncSeconds),
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const port = await new Promise<number>((resolve) => child.on('message', (m: { port?: number }) => m.port && resolve(m.port)));
+  // As the image runs the operator (IMAGE.commands.operator: compiled, its heap cap).
+  // BENCH_OPERATOR_HEAP_MB sets another cap (the last flag wins), to find what it needs rather than what it takes.
+  build();
+  const operator = spawnImage('operator', {
+    LOG_LEVEL: 'warn',
+    OPERATOR_PORT: '0',
+    API_HOST: '127.0.0.1',
+    OPERATOR_DEFAULTS_FILE: path.join(dir, 'defaults.yaml'),
+    OPERATOR_STATUS_URL: `http://127.0.0.1:${(status.address() as AddressInfo).port}/{tenant}/status`,
+    OPERATOR_STATUS_SECONDS: '2',
+    OPERATOR_RESYNC_SECONDS: String(resyncSeconds),
+  }, { args: ['--kubeconfig', path.join(dir, 'kubeconfig')], flags: process.env.BENCH_OPERATOR_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_OPERATOR_HEAP_MB}`] : [] });
+  const child = operator.child;
+  const port = await operator.port;
   const leases = s.typeOf('coordination.k8s.io', 'v1', 'leases');
   while (!s.find(leases, 'market-indexer-system', 'market-indexer-operator')) await new Promise((r) => setTimeout(r, 50));
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { migrate } from '../../core/db/migrate';
-import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';
+import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnImage } from './support';
 
 /**
  * `npm run bench -- soak [--minutes N] [--clients N]`: the API (compiled, as production runs it)
@@ -69,8 +69,9 @@ export async function run(): Promise<void> {
     PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000',
     RATE_LIMIT_MAX_REQUESTS: '100000000',
   };
-  const indexer = spawnListening('dist/indexer/main.js', env, [], ['--source', 'simulator', '--seed', '7', '--realtime', '--feeds', '2', '--no-progress']);
-  const api = spawnListening('dist/server/main.js', env);
+  // Both as the image runs them (the indexer with its semi-space size).
+  const indexer = spawnImage('indexer', env, { args: ['--source', 'simulator', '--seed', '7', '--realtime', '--feeds', '2', '--no-progress'] });
+  const api = spawnImage('api', env);
   const sockets: WebSocket[] = [];
   try {
     const [port] = await Promise.all([api.port, indexer.port]);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type autocannon from 'autocannon';
 import { Client } from 'pg';
+import { IMAGE } from '../../core/constants';
 import type { Db } from '../../core/db';
 
 /** Shared by the benchmarks: where they make their scratch databases and Redis tenants. */
@@ -59,6 +60,23 @@ export function spawnListening(file: string, env: Record<string, string>, nodeFl
   });
   port.catch(() => {});
   return { child, port };
+}
+
+/**
+ * A process of the image exactly as its command runs it (`IMAGE.commands` in core/constants.ts:
+ * the compiled entry point under plain node with the command's node flags, e.g. the indexer's
+ * semi-space size), so a benchmark measures what production runs from the one definition the
+ * Dockerfile and the kit use. `entry` swaps in another build's entry point (a before/after in the
+ * same run) under the same flags; `flags` adds a bench's own (a CPU profile) after the image's.
+ * Call `build()` first.
+ */
+export function spawnImage(
+  name: keyof typeof IMAGE.commands,
+  env: Record<string, string>,
+  opts: { args?: string[]; flags?: string[]; entry?: string } = {},
+): { child: ChildProcess; port: Promise<number> } {
+  const command = IMAGE.commands[name];
+  return spawnListening(opts.entry ?? command[command.length - 1]!, env, [...command.slice(1, -1), ...(opts.flags ?? [])], opts.args ?? []);
 }
 
 /**

@@ -8,7 +8,7 @@ import { createRedis, redisReady, type Redis } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
 import { createRedisUpdateLog } from '../../core/redis/updates';
 import { METRICS } from '../../core/telemetry/metrics';
-import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnListening } from './support';
+import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnImage } from './support';
 
 /**
  * The slow-consumer rule of spec 8, exercised for real (decision D-97): healthy subscribers
@@ -360,7 +360,7 @@ export async function run(): Promise<void> {
   const redis = createRedis(REDIS_URL);
   await redisReady(redis);
   build();
-  const api = spawnListening('dist/server/main.js', {
+  const api = spawnImage('api', {
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     TENANT_ID: tenant,

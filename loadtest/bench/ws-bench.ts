@@ -4,7 +4,7 @@ import path from 'node:path';
 import { migrate } from '../../core/db/migrate';
 import { createRedis, redisReady } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
-import { build, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, ROOT, spawnListening } from './support';
+import { build, cpuSeconds, dropDatabase, freshDatabase, pct, REDIS_URL, ROOT, spawnImage, spawnListening } from './support';
 import { Receivers } from './ws-receivers';
 import type { PublishJob } from './ws-publisher';
 
@@ -122,8 +122,8 @@ export async function run(): Promise<void> {
   const rawChannel = `bench-ws-raw-${process.pid}`;
   // The API as production runs it: the compiled build under plain node (tsx adds ~60 MB of RSS).
   build();
-  const startApi = (file: string, tenantId: string, flags: string[] = []) =>
-    spawnListening(file, {
+  const startApi = (entry: string | undefined, tenantId: string, flags: string[] = []) =>
+    spawnImage('api', {
       DATABASE_URL: databaseUrl,
       REDIS_URL,
       TENANT_ID: tenantId,
@@ -131,7 +131,7 @@ export async function run(): Promise<void> {
       API_HOST: '127.0.0.1',
       WS_MAX_CONNECTIONS_PER_IP: String(CLIENTS + 10),
       WS_MAX_CLIENTS: String(CLIENTS),
-    }, flags);
+    }, { entry, flags });
   const publisher = spawnListening('loadtest/bench/ws-publisher.ts', { REDIS_URL });
   const children = [publisher.child];
   let idleRss = 0;
@@ -158,9 +158,9 @@ export async function run(): Promise<void> {
       }
       rx.close();
     };
-    const runApi = async (target: string, file: string, flags: string[] = []) => {
+    const runApi = async (target: string, entry: string | undefined, flags: string[] = []) => {
       const tenantId = nextTenant();
-      const api = startApi(file, tenantId, flags);
+      const api = startApi(entry, tenantId, flags);
       children.push(api.child);
       await sweep(target, 'api', `ws://127.0.0.1:${await api.port}/ws`, api.child.pid!, true, tenantId);
       // A graceful exit, so that a --cpu-prof process writes its profile (SIGKILL would lose it).
@@ -178,7 +178,7 @@ export async function run(): Promise<void> {
     };
     const runners: Record<string, () => Promise<void>> = {
       api: async () => {
-        await runApi('API /ws', 'dist/server/main.js', PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
+        await runApi('API /ws', undefined, PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
         if (PROFILE_DIR) process.stderr.write(`API CPU profile written to ${PROFILE_DIR}\n`);
       },
       alt: () => (ALT_API ? runApi('API alt', path.relative(ROOT, path.resolve(ALT_API))) : Promise.resolve()),
