@@ -76,6 +76,10 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
   const concurrency = opts.fetchConcurrency ?? 8;
   const limiter = createRpcLimiter({ requestsPerSecond: opts.requestsPerSecond, concurrency });
   const rpc = createRpcClient({ url: opts.rpcUrl, logger, metrics, timeoutMs: opts.requestTimeoutMs, limiter });
+  // The chain-tip heartbeat's own client, outside the limiter: one getSlot a heartbeat must not
+  // queue behind a backlog of slow history calls holding every slot, or its 2 s deadline passes,
+  // the tip goes stale and the indexer reports no lag while it falls behind.
+  const tipRpc = createRpcClient({ url: opts.rpcUrl, logger, metrics, timeoutMs: opts.requestTimeoutMs });
   const maxBatch = opts.maxBatchTransactions ?? 2_000;
   const pollMs = opts.pollIntervalMs ?? 2_000;
   // Until the provider refuses one (D-242).
@@ -324,7 +328,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       }
     },
     async chainTip() {
-      tip = await rpc.call<number>('getSlot', [{ commitment: 'confirmed' }], AbortSignal.timeout(2_000));
+      tip = await tipRpc.call<number>('getSlot', [{ commitment: 'confirmed' }], AbortSignal.timeout(2_000));
       return tip;
     },
     connected: () => rpc.connected(),
@@ -334,6 +338,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       prefetch.close();
       trigger?.();
       rpc.close();
+      tipRpc.close();
     },
   };
 }

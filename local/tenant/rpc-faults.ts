@@ -13,6 +13,8 @@ import { tunnelUpgrade } from './tunnel';
 export async function startRpcFaultProxy(opts: { upstream: string; host: string }) {
   const target = new URL(opts.upstream);
   let latencyMs = 0;
+  // Methods the latency applies to (undefined: every call).
+  let slowMethods: Set<string> | undefined;
   let corruptNext = 0;
   let rateLimitedUntil = 0;
   let retryAfterS = 1;
@@ -32,6 +34,13 @@ export async function startRpcFaultProxy(opts: { upstream: string; host: string 
     corrupted.push(msg.result.transaction.signatures[0]!);
     return JSON.stringify(msg);
   }
+
+  /** A request's delay: the latency if it calls a slowed method (any call of a batch). */
+  const delayOf = (body: string) => {
+    if (!latencyMs || !slowMethods) return latencyMs;
+    for (const m of body.matchAll(/"method"\s*:\s*"(\w+)"/g)) if (slowMethods.has(m[1]!)) return latencyMs;
+    return 0;
+  };
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -59,7 +68,7 @@ export async function startRpcFaultProxy(opts: { upstream: string; host: string 
         });
         up.on('error', () => res.writeHead(502).end());
         up.end(Buffer.concat(chunks));
-      }, latencyMs);
+      }, delayOf(Buffer.concat(chunks).toString()));
     });
   });
   server.on('upgrade', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
@@ -70,8 +79,11 @@ export async function startRpcFaultProxy(opts: { upstream: string; host: string 
   return {
     url: `http://${opts.host}:${port}`,
     wsUrl: `ws://${opts.host}:${port}`,
-    /** Every call waits this long before it reaches the chain. */
-    setLatency: (ms: number) => void (latencyMs = ms),
+    /** Every call (or every call of `methods`) waits this long before it reaches the chain. */
+    setLatency: (ms: number, methods?: string[]) => {
+      latencyMs = ms;
+      slowMethods = methods ? new Set(methods) : undefined;
+    },
     /** The next `n` transactions fetched get one undecodable event more. */
     corruptTransactions: (n = 1) => void (corruptNext += n),
     /** Every JSON-RPC call for the next `ms` is refused with HTTP 429 and `Retry-After: retryAfter` seconds. */
