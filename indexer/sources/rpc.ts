@@ -177,7 +177,20 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     return Promise.all(signatures.map((sig) => rpc.call<RawTransaction | null>('getTransaction', getTransactionParams(sig), signal)));
   }
 
-  async function fetchBodies(sigs: SignatureInfo[], signal: AbortSignal): Promise<RawTransaction[]> {
+  /**
+   * The bodies of `sigs`, in their order. `issued` settles once every call is under way (each
+   * body asked for at least once), so the chunk after it can wait for that instead of sharing
+   * the limiter with it from the start: the first commit then comes after one chunk's calls,
+   * not two (D-244). `after` is the chunk before's `issued`.
+   */
+  function fetchBodies(sigs: SignatureInfo[], signal: AbortSignal, after?: Promise<void>): { txs: Promise<RawTransaction[]>; issued: Promise<void> } {
+    let markIssued!: () => void;
+    const issued = new Promise<void>((resolve) => (markIssued = resolve));
+    const txs = fetchInOrder(sigs, signal, after, markIssued).finally(markIssued);
+    return { txs, issued };
+  }
+
+  async function fetchInOrder(sigs: SignatureInfo[], signal: AbortSignal, after: Promise<void> | undefined, markIssued: () => void): Promise<RawTransaction[]> {
     const out = new Array<RawTransaction>(sigs.length);
     const todo: number[] = [];
     const notified: Promise<void>[] = [];
@@ -195,6 +208,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     }
     // In flight already, so short; one that failed joins the rest.
     await Promise.all(notified);
+    await after;
     if (signal.aborted) return out;
     let next = 0;
     // The client's limiter caps the requests in flight; the workers only keep it busy.
@@ -202,6 +216,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       while (next < todo.length && !signal.aborted) {
         let pending = todo.slice(next, next + rpcBatch);
         next += pending.length;
+        if (next >= todo.length) markIssued();
         // A confirmed signature whose body is not served yet: ask again, never skip it.
         for (let attempt = 0; pending.length; attempt++) {
           const got = await getTransactions(pending.map((i) => sigs[i]!.signature), signal);
@@ -274,7 +289,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
           // The next chunk's bodies are fetched while the indexer takes the one before (its
           // fetch would otherwise wait for the indexer to ask); the limiter keeps the two
           // fetches within the concurrency between them.
-          let ahead: { chunk: SignatureInfo[]; txs: Promise<RawTransaction[]> } | undefined;
+          let ahead: { chunk: SignatureInfo[]; txs: Promise<RawTransaction[]>; issued: Promise<void> } | undefined;
           const handOver = async function* () {
             if (!ahead) return;
             const { chunk, txs } = ahead;
@@ -290,11 +305,12 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
               const chunk = queue.slice(0, maxBatch);
               queue = queue.slice(chunk.length);
               const live = chunk.filter((s) => s.err === null || s.err === undefined);
-              const txs = live.length ? fetchBodies(live, signal) : Promise.resolve([]);
+              // Its calls queue behind those of the chunk being fetched (D-244).
+              const { txs, issued } = live.length ? fetchBodies(live, signal, ahead?.issued) : { txs: Promise.resolve([]), issued: Promise.resolve() };
               txs.catch(() => {}); // surfaced when handed over
               yield* handOver();
               if (signal.aborted) return;
-              ahead = { chunk, txs };
+              ahead = { chunk, txs, issued };
             }
             if (all) yield* handOver();
           };
