@@ -19,7 +19,7 @@ import { MarketSimulator } from '../../simulator/simulation';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
 import { walletHeaders } from '../../test/support/api';
-import { admin, build, cpuSeconds, dbUrl, insertBenchMarkets, loadSigned, pct, REDIS_URL, spawnImage, spawnListening } from './support';
+import { admin, benchApiEnv, build, cpuSeconds, dbUrl, insertBenchMarkets, loadSigned, pct, REDIS_URL, spawnImage, spawnListening } from './support';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const run_ = promisify(execFile);
@@ -83,8 +83,7 @@ export async function run(): Promise<void> {
     await projector.applyBatch(txs, { writerEpoch: 0 });
   }
 
-  const env = { LOG_LEVEL: 'silent', PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000', RATE_LIMIT_MAX_REQUESTS: '100000000', TENANT_ID: `bench-${process.pid}` };
-  const config = loadConfig(env);
+  const config = loadConfig(benchApiEnv(url));
   const logger = createLogger({ level: 'silent', service: 'bench', tenant: config.tenantId });
   const common = { config, logger, metrics: createMetrics(), shutdown: createShutdown(logger) };
   const redis = createRedis(REDIS_URL);
@@ -130,17 +129,7 @@ export async function run(): Promise<void> {
   const targets: Target[] = [];
   for (const [label, tracingEnv, entry] of [...variants.filter(([, e]) => !tracingOff || !e.OTEL_EXPORTER_OTLP_ENDPOINT).map(([l, e]) => [l, e, undefined] as const), ...alt]) {
     // As the image runs the API (IMAGE.commands.api); the other build's entry under the same flags.
-    const { child, port } = spawnImage('api', {
-      ...env,
-      NODE_ENV: 'production',
-      // Production refuses to start without it (/tx/*); nothing here builds a transaction, so none listens.
-      RPC_URL: 'http://127.0.0.1:1',
-      DATABASE_URL: url,
-      REDIS_URL,
-      API_PORT: '0',
-      API_HOST: '127.0.0.1',
-      ...tracingEnv,
-    }, { entry });
+    const { child, port } = spawnImage('api', { ...benchApiEnv(url), ...tracingEnv }, { entry });
     targets.push({ label: `API process, ${label}`, child, base: `http://127.0.0.1:${await port}`, path: (p) => p });
   }
   // The ceiling of each path: a plain Express process sending that path's body from memory (a

@@ -17,7 +17,7 @@ import { createDatabase } from '../../core/db';
 import { IDL } from '../../core/events';
 import { createProjector } from '../../indexer/projection';
 import { MarketSimulator } from '../../simulator/simulation';
-import { build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, REDIS_URL, spawnImage } from './support';
+import { benchApiEnv, build, cpuSeconds, dropDatabase, freshDatabase, loadSigned, spawnImage } from './support';
 
 const run_ = promisify(execFile);
 
@@ -81,17 +81,7 @@ export async function run(): Promise<void> {
   const profiling = process.env.BENCH_PROFILE !== 'off';
   const target = process.env.BENCH_PATH ?? '/api/v1/markets/current';
   const { child, port: listening } = spawnImage('api', {
-    LOG_LEVEL: 'silent',
-    NODE_ENV: 'production',
-    // Production refuses to start without it (/tx/*); nothing here builds a transaction, so none listens.
-    RPC_URL: 'http://127.0.0.1:1',
-    DATABASE_URL: url,
-    REDIS_URL,
-    API_PORT: '0',
-    API_HOST: '127.0.0.1',
-    TENANT_ID: `bench-${process.pid}`,
-    PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000',
-    RATE_LIMIT_MAX_REQUESTS: '100000000',
+    ...benchApiEnv(url),
     ...(process.env.BENCH_TRACING === 'off' ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl }),
     // The sampler under test, e.g. OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1,
     // and the batch span processor's settings.

@@ -84,6 +84,25 @@ export function spawnImage(
  * so the setup (chain generation, database creation) does not drown the part that counts.
  * Returns the function that stops and writes it; a no-op without a file name.
  */
+/**
+ * The environment a bench's API process runs under: production, as the image runs it, with the
+ * rate limits raised out of the way of the load and a tenant of the bench's own. `RPC_URL` points
+ * at a closed port: production refuses to start without it (/tx/*), and no bench builds a
+ * transaction through the API.
+ */
+export const benchApiEnv = (databaseUrl: string): Record<string, string> => ({
+  LOG_LEVEL: 'silent',
+  NODE_ENV: 'production',
+  RPC_URL: 'http://127.0.0.1:1',
+  DATABASE_URL: databaseUrl,
+  REDIS_URL,
+  API_PORT: '0',
+  API_HOST: '127.0.0.1',
+  TENANT_ID: `bench-${process.pid}`,
+  PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: '100000000',
+  RATE_LIMIT_MAX_REQUESTS: '100000000',
+});
+
 export async function startProfile(file: string | undefined): Promise<() => Promise<void>> {
   if (!file) return async () => {};
   const { Session } = await import('node:inspector/promises');

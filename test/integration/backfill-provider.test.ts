@@ -1,4 +1,5 @@
 import { createDatabase } from '../../core/db';
+import type { RawTransaction } from '../../core/events';
 import { createIndexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
 import { createSimulatorRpcServer } from '../../simulator/rpc-server';
@@ -26,27 +27,15 @@ describe('backfill through a provider-like RPC with faults and batches', () => {
     });
     while (chain.ledgerSize() < 3_000) chain.advance(20);
     const live = chain.transactions().filter((t) => t.meta?.err === null);
-    const lastSlot = Math.max(...live.map((t) => t.slot));
     const endpoints = await chain.listen();
 
     const CONCURRENCY = 4;
-    const common = testCommon({});
     const source = createRpcSource({
-      common, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, subscribe: false, pollIntervalMs: 600_000,
+      common: testCommon({}), rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, subscribe: false, pollIntervalMs: 600_000,
       maxBatchTransactions: 500, pageSize: 400, fetchConcurrency: CONCURRENCY, rpcBatchSize: 10, requestTimeoutMs: 1_000,
     });
-    const tdb = await createTestDatabase();
-    const database = createDatabase({ url: tdb.url, poolMax: 4 });
-    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source, heartbeatMs: 60_000 });
-    const reference = await projectionDb();
     try {
-      const running = indexer.run();
-      await waitFor('backfill', async () => indexer.status().lastProcessedSlot === lastSlot, 150_000);
-      await indexer.stop();
-      await running;
-      await reference.apply(live, 500);
-      expect(await tableDigests(database.db)).toEqual(await tableDigests(reference.database.db));
-
+      await backfillAndCompare(source, live, 150_000);
       const provider = chain.provider.stats();
       const client = source.rpc.stats();
       // The limit or the fault switch answered 429s (which first is chance), and the client saw them.
@@ -62,11 +51,7 @@ describe('backfill through a provider-like RPC with faults and batches', () => {
       expect(client.calls).toBeGreaterThan(2 * client.requests);
       expect(provider.batchesRefused).toBe(0);
     } finally {
-      await indexer.stop();
       await source.close();
-      await database.close();
-      await tdb.drop();
-      await reference.close();
       await chain.close();
     }
   });
@@ -104,35 +89,45 @@ describe('backfill through a provider-like RPC with faults and batches', () => {
     chain.advance(100);
     const live = chain.transactions().filter((t) => t.meta?.err === null);
     const endpoints = await chain.listen();
-    const common = testCommon({});
-    const source = createRpcSource({ common, rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, subscribe: false, pollIntervalMs: 600_000, rpcBatchSize: 20 });
-    const tdb = await createTestDatabase();
-    const database = createDatabase({ url: tdb.url, poolMax: 4 });
-    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source, heartbeatMs: 60_000 });
-    const reference = await projectionDb();
+    const source = createRpcSource({ common: testCommon({}), rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, subscribe: false, pollIntervalMs: 600_000, rpcBatchSize: 20 });
     try {
-      const running = indexer.run();
-      const lastSlot = Math.max(...live.map((t) => t.slot));
-      await waitFor('backfill', async () => indexer.status().lastProcessedSlot === lastSlot, 60_000);
-      await indexer.stop();
-      await running;
-      await reference.apply(live, 500);
-      expect(await tableDigests(database.db)).toEqual(await tableDigests(reference.database.db));
+      await backfillAndCompare(source, live, 60_000);
       const provider = chain.provider.stats();
       // Refused by the first batch of each chunk being fetched, then single calls only.
       expect(provider.batchesRefused).toBeGreaterThan(0);
       expect(provider.batchesRefused).toBeLessThanOrEqual(8);
       expect(chain.callCount('getTransaction')).toBe(live.length);
     } finally {
-      await indexer.stop();
       await source.close();
-      await database.close();
-      await tdb.drop();
-      await reference.close();
       await chain.close();
     }
   });
 });
+
+/**
+ * Runs the indexer on `source` from an empty database until it has committed the newest of
+ * `live`, then expects its tables to equal those of `live` indexed in-process.
+ */
+async function backfillAndCompare(source: ReturnType<typeof createRpcSource>, live: RawTransaction[], withinMs: number): Promise<void> {
+  const lastSlot = Math.max(...live.map((t) => t.slot));
+  const tdb = await createTestDatabase();
+  const database = createDatabase({ url: tdb.url, poolMax: 4 });
+  const indexer = createIndexer({ common: testCommon({}), db: database.db, pgp: database.pgp, databaseUrl: tdb.url, updates: undefined, source, heartbeatMs: 60_000 });
+  const reference = await projectionDb();
+  try {
+    const running = indexer.run();
+    await waitFor('backfill', async () => indexer.status().lastProcessedSlot === lastSlot, withinMs);
+    await indexer.stop();
+    await running;
+    await reference.apply(live, 500);
+    expect(await tableDigests(database.db)).toEqual(await tableDigests(reference.database.db));
+  } finally {
+    await indexer.stop();
+    await database.close();
+    await tdb.drop();
+    await reference.close();
+  }
+}
 
 /** A seeded uniform stream in [0, 1) for the provider's `random`. */
 function seededUnit(seed: number): () => number {
