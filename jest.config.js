@@ -9,12 +9,12 @@ module.exports = {
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
     // ESM-only dependencies that Node loads with require(esm) but Jest's module system cannot.
-    '^.+/node_modules/(@scure/base|@kubernetes/client-node|openid-client|oauth4webapi|jose)/.+\\.js$': [
+    '^.+/node_modules/(@scure/base|@kubernetes/client-node|openid-client|oauth4webapi|jose|@marcbachmann/cel-js)/.+\\.js$': [
       '@swc/jest',
       { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(@scure/base|@kubernetes/client-node|openid-client|oauth4webapi|jose)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@scure/base|@kubernetes/client-node|openid-client|oauth4webapi|jose|@marcbachmann/cel-js)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Integration suites each create their own database; two workers fit a 2-core machine.

@@ -90,6 +90,8 @@ export const PLATFORM_DEFAULTS: PlatformValues = {
     // A MarketIndexer may name only the environment's own images and open no egress of its own
     // until the environment says otherwise (D-200).
     policy: { imageRepositories: [], egressBlocks: [] },
+    // What RBAC cannot narrow (create on rolebindings), closed by admission (D-260).
+    admissionPolicy: true,
     // Where the API server is depends on the cluster (`kubectl get endpoints kubernetes`): state
     // it; by default the ports only are narrowed.
     apiServer: { ipBlocks: [{ cidr: '0.0.0.0/0' }], ports: [443, 6443] },

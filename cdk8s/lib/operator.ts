@@ -4,6 +4,7 @@ import { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS, IMAGE } from '../../core/constants';
 import { settingToEnv, type SettingName } from '../../core/config/settings';
 import { clusterRoleName, OPERATOR_NAME, rulesOf, tenantClusterRoleName } from './operator-permissions';
+import { operatorAdmissionObjects } from './operator-admission';
 import { OperatorNetworkPolicy } from './operator-network';
 import { CHECKSUM_ANNOTATION, HTTP_PORT_NAME } from './api';
 import { marketIndexerCrd } from './crd';
@@ -42,7 +43,8 @@ export function operatorSettings(ctx: PlatformContext): Record<string, string> {
  * The MarketIndexer operator of an environment: its CRD, service account and RBAC (generated
  * from the operator's own permission table, cdk8s/lib/operator-permissions.ts: a ClusterRole bound
  * cluster-wide for what cannot be narrowed, a tenant ClusterRole it binds itself in each tenant
- * namespace, a Role in its own namespace), a NetworkPolicy, settings, the environment's values for
+ * namespace, a Role in its own namespace) with the admission policy that narrows what RBAC cannot
+ * (its RoleBindings, D-260), a NetworkPolicy, settings, the environment's values for
  * every tenant (so a MarketIndexer states only what differs) with the policy on what a spec may
  * ask, and a Deployment of leader-elected replicas.
  */
@@ -73,6 +75,12 @@ export class MarketIndexerOperator extends Construct {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: OPERATOR_NAME },
       subjects: subject,
     });
+
+    if (op.admissionPolicy) {
+      const [policy, binding] = operatorAdmissionObjects(ns, labels);
+      new ApiObject(this, 'admission-policy', policy as never);
+      new ApiObject(this, 'admission-policy-binding', binding as never);
+    }
 
     const settings = operatorSettings(ctx);
     const defaults = { [DEFAULTS_FILE]: goJson({ ...environmentValues, policy: op.policy }) };

@@ -317,6 +317,10 @@ export const PlatformValuesSchema = Type.Object(
           { additionalProperties: false, description: 'operator settings (docs/configuration.md)' },
         ),
         policy: OperatorPolicySchema,
+        admissionPolicy: Type.Boolean({
+          description:
+            "a ValidatingAdmissionPolicy letting the operator's ServiceAccount write only its own RoleBinding, in the tenant namespaces it manages (needs Kubernetes 1.30 or later; docs/operator.md, RBAC)",
+        }),
         apiServer: { ...Destination, description: "the Kubernetes API server's addresses and ports: the only egress of the operator's pods besides DNS and the tenants' /status (its NetworkPolicy)" },
       },
       { additionalProperties: false },

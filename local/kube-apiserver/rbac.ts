@@ -36,6 +36,8 @@ export const serviceAccountIdentity = (namespace: string, name: string): Identit
 });
 
 export interface Authorizer {
+  /** The identity a bearer token names; undefined for a client RBAC does not restrict. */
+  identify(token: string | undefined): Identity | undefined;
   /** Throws 403 Forbidden unless the request's identity may make it. */
   authorize(r: RequestRecord): void;
   /** The escalation checks on the object a write of a Role, ClusterRole or binding would store. */
@@ -130,6 +132,7 @@ export function createRbacAuthorizer(store: Store, tokens: Record<string, Identi
   const describe = (who: Identity) => `user "${who.user}" (groups=${JSON.stringify(who.groups)})`;
 
   return {
+    identify: (token) => (token === undefined ? undefined : tokens[token]),
     authorize(r) {
       const who = r.token === undefined ? undefined : tokens[r.token];
       if (!who) return;

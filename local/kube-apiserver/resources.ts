@@ -62,6 +62,8 @@ export const BUILT_IN: ResourceType[] = [
   grouped('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
   grouped('rbac.authorization.k8s.io', 'v1', 'Role', 'roles'),
   grouped('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings'),
+  grouped('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicy', 'validatingadmissionpolicies', false, true),
+  grouped('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicyBinding', 'validatingadmissionpolicybindings', false),
   grouped('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, true, ['crd', 'crds']),
 ];
 

@@ -4,7 +4,7 @@
  * with label selectors, optimistic concurrency (409), watches from a resourceVersion (410 Gone
  * when too old), merge / JSON / apply patches (server-side apply with field managers and
  * conflicts), status subresources, finalizers, namespace deletion, garbage collection by
- * `ownerReferences`, CRDs, dry runs, and the Table output `kubectl get` asks for. Checked with
+ * `ownerReferences`, CRDs, ValidatingAdmissionPolicies (admission-policies.ts), dry runs, and the Table output `kubectl get` asks for. Checked with
  * the real kubectl v1.33 in test/integration/kube-apiserver.test.ts.
  *
  * Request bodies are JSON, YAML (apply) or, for the built-in kinds kubectl's imperative
@@ -27,6 +27,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { stringify } from 'yaml';
+import { createPolicyAdmission, UNRESTRICTED } from './admission-policies';
 import { acceptsJson, decodeBody, jsonPatch, mergePatch, readBody, strictCheck } from './decode';
 import { discovery, openApiV3, VERSION } from './discovery';
 import type { Json } from './fields';
@@ -69,6 +70,7 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
   const requests: RequestRecord[] = [];
   // RBAC for the identities it knows (rbac.ts); every other client is unrestricted.
   const authorizer = opts.authorizer?.(store);
+  const policies = createPolicyAdmission(store);
   const sockets = new Set<Socket>();
   const stops = new Set<() => void>();
   let paused = false;
@@ -101,9 +103,18 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
     const manager = q.get('fieldManager') ?? (req.headers['user-agent'] ?? 'unknown').split('/')[0]!;
     const dryRun = q.get('dryRun') === 'All';
     const method = req.method ?? 'GET';
-    /** A write, after RBAC's escalation checks on the object it would store. */
+    /**
+     * A write, after RBAC's escalation checks and the admission policies on the object it would
+     * store (a dry run of it; `old` is the live object an update replaces).
+     */
     const admitted = (write: (dry: boolean) => Json): Json => {
-      if (authorizer && t.group === 'rbac.authorization.k8s.io') authorizer.admit(record, write(true));
+      const rbac = authorizer && t.group === 'rbac.authorization.k8s.io';
+      if (rbac || policies.concerns(t.group, t.plural)) {
+        const old = name ? store.find(t, namespace, name) : undefined;
+        const preview = write(true);
+        if (rbac) authorizer.admit(record, preview);
+        policies.admit(record, authorizer?.identify(record.token) ?? UNRESTRICTED, preview, old);
+      }
       return write(dryRun);
     };
 

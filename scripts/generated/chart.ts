@@ -11,6 +11,7 @@ import { CHAIN_RESOURCES, CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
 import { METRICS, METRIC_LABELS, METRIC_SERVICES, type MetricKey } from '../../core/telemetry/metrics';
 import { EnvironmentSchema } from '../../cdk8s/lib/values';
 import { OPERATOR_PERMISSIONS } from '../../cdk8s/lib/operator-permissions';
+import { NAMESPACE_PLACEHOLDER, operatorAdmissionObjects } from '../../cdk8s/lib/operator-admission';
 import { tenantRuleGroups } from '../../cdk8s/lib/alerts';
 import { RULE_DEFAULTS, type RuleThresholds } from '../../observability/prometheus/rules';
 
@@ -62,6 +63,12 @@ export function serviceFactsJson(): string {
     // The operator's ClusterRole (scope cluster), tenant ClusterRole (tenant) and Role (platform);
     // resourceNames by reference (templates/operator.yaml names them).
     operatorPermissions: OPERATOR_PERMISSIONS.map((p) => ({ group: p.group, resource: p.resource, verbs: p.verbs, scope: p.scope, ...(p.resourceNames ? { resourceNames: p.resourceNames } : {}) })),
+    // The admission policy on the operator's RoleBindings (cdk8s/lib/operator-admission.ts), for
+    // the namespace `namespacePlaceholder` stands for.
+    operatorAdmission: (() => {
+      const [policy, binding] = operatorAdmissionObjects(NAMESPACE_PLACEHOLDER, {});
+      return { namespacePlaceholder: NAMESPACE_PLACEHOLDER, name: (policy.metadata as { name: string }).name, policySpec: policy.spec, bindingSpec: binding.spec };
+    })(),
     // The load test's TestRun (cdk8s/lib/load-test.ts).
     loadTest: { trendStats: K6_TREND_STATS, k6Uid: K6_UID, k6ApiPort: K6_API_PORT },
     // The `helm test` Pod (templates/tests/api-check.yaml), which runs image.commands.check.

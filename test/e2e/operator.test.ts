@@ -28,7 +28,8 @@ const TOKEN = 'operator';
 /** The operator's identity too, for the requests the test makes in its name. */
 const PROBE_TOKEN = 'operator-probe';
 const PLATFORM_NAMESPACE = 'market-indexer-system';
-const RBAC_KINDS = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+/** What the kit renders that governs the operator's rights: its RBAC and the admission policy on its RoleBindings. */
+const ACCESS_KINDS = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
 const LEASE_SECONDS = 3;
 /** What a MarketIndexer may ask beyond the environment's values (platform.operator.policy). */
 const POLICY = { imageRepositories: ['registry.example/market-indexer-canary'], egressBlocks: [{ cidr: '10.0.0.0/8', except: ['10.96.0.0/12'] }] };
@@ -125,7 +126,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     s().create(type('', 'v1', 'namespaces'), undefined, { metadata: { name: PLATFORM_NAMESPACE } }, 'test');
     // As every cluster has it.
     s().create(type('rbac.authorization.k8s.io', 'v1', 'clusterroles'), undefined, { metadata: { name: 'cluster-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }, 'test');
-    for (const o of platform.filter((x) => RBAC_KINDS.includes(x.kind as string))) {
+    for (const o of platform.filter((x) => ACCESS_KINDS.includes(x.kind as string))) {
       s().create(s().typeOfKind(o.apiVersion as string, o.kind as string)!, (o.metadata as Json).namespace as string | undefined, o, 'test');
     }
     const crds = type('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
@@ -200,6 +201,20 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
       subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: PLATFORM_NAMESPACE }],
     });
     expect([escalate.status, escalate.body.message]).toEqual([403, expect.stringContaining('not currently held')]);
+    // The tenant ClusterRole itself, which RBAC lets it bind anywhere (`create` on rolebindings
+    // names no namespace): refused outside the tenant namespaces by the kit's admission policy,
+    // and inside them for any binding but its own (D-260).
+    const tenantRoleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: tenantClusterRoleName(PLATFORM_NAMESPACE) };
+    const self = [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: PLATFORM_NAMESPACE }];
+    const elsewhere = await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings', { metadata: { name: TENANT_BINDING }, roleRef: tenantRoleRef, subjects: self });
+    expect([elsewhere.status, elsewhere.body.reason, elsewhere.body.message]).toEqual([403, 'Forbidden', expect.stringContaining('denied request: the operator binds roles only in the tenant namespaces it manages')]);
+    const toSomeoneElse = await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/mi-alpha/rolebindings', {
+      metadata: { name: 'helper' },
+      roleRef: tenantRoleRef,
+      subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: 'mi-alpha' }],
+    });
+    expect([toSomeoneElse.status, toSomeoneElse.body.message]).toEqual([403, expect.stringContaining("the operator's RoleBinding is named market-indexer-operator")]);
+    expect((await asOperator('GET', '/api/v1/namespaces/kube-system/secrets/cloud-credentials')).status).toBe(403);
     // Inside the tenant it serves, what the tenant ClusterRole grants, bound there only.
     expect((await asOperator('GET', '/api/v1/namespaces/mi-alpha/secrets/market-indexer')).status).toBe(200);
     const bindings = s().allTypes().filter((t) => t.kind === 'RoleBinding' || t.kind === 'ClusterRoleBinding')

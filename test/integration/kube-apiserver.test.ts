@@ -194,6 +194,46 @@ describe('test API server, driven by the real kubectl', () => {
     expect((await kubectl('create', '-f', file('cm.yaml', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a:b', namespace: 'default' } }))).err).toContain('a lowercase RFC 1123 subdomain');
   });
 
+  it("takes the kit's ValidatingAdmissionPolicy with kubectl apply, and answers a write a policy denies as the real server does", async () => {
+    // The prod platform's policy on the operator's RoleBindings (D-260): it concerns only the
+    // operator's ServiceAccount, so kubectl's own bindings pass.
+    const platform = synthEnvironment(ENVIRONMENTS.prod!, 'prod').find((f) => f.name === 'platform.yaml')!.objects as Json[];
+    const admission = platform.filter((o) => (o.apiVersion as string).startsWith('admissionregistration.k8s.io/'));
+    expect(admission.map((o) => o.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    const applied = await kubectl('apply', '--server-side', '-f', file('admission.yaml', admission.map((o) => stringify(o)).join('---\n')));
+    expect([applied.code, applied.err]).toEqual([0, '']);
+    const reader = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'reader', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: 'default' }] };
+    expect(await kubectl('create', '-f', file('reader.yaml', reader))).toMatchObject({ code: 0, out: 'rolebinding.rbac.authorization.k8s.io/reader created\n' });
+    // A policy of the test's that does concern kubectl's identity: the refusal kubectl prints.
+    const policy = (expression: string) => ({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'no-forbidden-configmaps' },
+      spec: {
+        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] },
+        validations: [{ expression, message: 'that name is taken by policy' }],
+      },
+    });
+    const broken = await kubectl('create', '-f', file('bad-policy.yaml', policy("object.metadata.name != 'forbidden' &&")));
+    expect(broken.err).toContain('The ValidatingAdmissionPolicy "no-forbidden-configmaps" is invalid: spec.validations[0].expression: Invalid value: "object.metadata.name != \'forbidden\' &&": compilation failed');
+    expect((await kubectl('create', '-f', file('policy.yaml', policy("object.metadata.name != 'forbidden'")))).code).toBe(0);
+    const binding = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'no-forbidden-configmaps' }, spec: { policyName: 'no-forbidden-configmaps', validationActions: ['Deny'] } };
+    expect((await kubectl('create', '-f', file('binding.yaml', binding))).code).toBe(0);
+    const denied = await kubectl('create', 'configmap', 'forbidden', '-n', 'default');
+    expect(denied.code).not.toBe(0);
+    expect(denied.err).toContain(
+      `error: failed to create configmap: configmaps "forbidden" is forbidden: ValidatingAdmissionPolicy 'no-forbidden-configmaps' with binding 'no-forbidden-configmaps' denied request: that name is taken by policy`,
+    );
+    // kubectl's own wording of an Invalid Status with causes, from a YAML create.
+    const fromFile = await kubectl('create', '-f', file('cm-forbidden.yaml', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'forbidden', namespace: 'default' } }));
+    expect(fromFile.err).toContain(
+      `The configmaps "forbidden" is invalid: : ValidatingAdmissionPolicy 'no-forbidden-configmaps' with binding 'no-forbidden-configmaps' denied request: that name is taken by policy`,
+    );
+    expect((await kubectl('create', 'configmap', 'allowed', '-n', 'default')).code).toBe(0);
+    expect((await kubectl('delete', 'validatingadmissionpolicybinding', 'no-forbidden-configmaps')).code).toBe(0);
+    expect((await kubectl('create', 'configmap', 'forbidden', '-n', 'default')).code).toBe(0);
+  });
+
   it('refuses a protobuf body of a kind it does not decode with 415 naming the kind, and keeps serving', async () => {
     const refused = await kubectl('create', 'deployment', 'web', '--image=nginx', '-n', 'default');
     expect(refused.code).not.toBe(0);
