@@ -7,12 +7,14 @@ import { tenantAclUser } from '../core/redis/acl';
 import { TENANT_PATTERN } from '../core/config/settings';
 import { newAclPassword, sha256Hex, tenantAclCommand, tenantAclFileLine } from '../cdk8s/lib/redis-users';
 
-export const REDIS_ACL_USAGE = `usage: npm run -s redis-acl -- --tenant <tenant> [--tenant <tenant>…] [--acl-file] [--password <password>]
+export const REDIS_ACL_USAGE = `usage: npm run -s redis-acl -- --tenant <tenant> [--tenant <tenant>…] [--cluster] [--acl-file] [--password <password>]
   prints on stdout, per tenant, its Redis user mi-<tenant> with the rules of tenantAclRules (core/redis/acl.ts),
   the password only as its SHA-256:  ACL SETUSER mi-<tenant> reset on ~t:<tenant>:* … #<sha256>
   (--acl-file: as a line of an ACL file, user mi-<tenant> …), and on stderr the password and the
   REDIS_URL the tenant's Secret must hold. A new random password each run, unless --password
-  (one tenant) gives the one its Secret already holds; ACL SETUSER with reset replaces the old one.`;
+  (one tenant) gives the one its Secret already holds; ACL SETUSER with reset replaces the old one.
+  --cluster: for a Redis Cluster, adds what its client needs to find the slots (CLUSTER SLOTS and
+  INFO); ACLs are per node, so run the lines on every node.`;
 
 /** The command; returns the exit code. */
 export function runRedisAclCli(argv: string[], deps: { out: (s: string) => void; err: (s: string) => void; newPassword?: () => string }): number {
@@ -20,7 +22,7 @@ export function runRedisAclCli(argv: string[], deps: { out: (s: string) => void;
   try {
     parsed = parseArgs({
       args: argv,
-      options: { tenant: { type: 'string', multiple: true }, 'acl-file': { type: 'boolean' }, password: { type: 'string' }, help: { type: 'boolean' } },
+      options: { tenant: { type: 'string', multiple: true }, cluster: { type: 'boolean' }, 'acl-file': { type: 'boolean' }, password: { type: 'string' }, help: { type: 'boolean' } },
       strict: true,
     });
   } catch (e) {
@@ -48,8 +50,11 @@ export function runRedisAclCli(argv: string[], deps: { out: (s: string) => void;
   const line = values['acl-file'] ? tenantAclFileLine : tenantAclCommand;
   for (const tenant of [...new Set(tenants)]) {
     const password = values.password ?? (deps.newPassword ?? newAclPassword)();
-    deps.out(`${line(tenant, { sha256: sha256Hex(password) })}\n`);
-    deps.err(`tenant ${tenant}: REDIS_URL=redis://${tenantAclUser(tenant)}:${password}@<host>:<port> (rediss:// with TLS) in its Secret; the password is not shown again\n`);
+    deps.out(`${line(tenant, { sha256: sha256Hex(password) }, { cluster: values.cluster })}\n`);
+    const url = values.cluster
+      ? `redis+cluster://${tenantAclUser(tenant)}:${password}@<host>:<port>,<host>:<port>,… (every master, or some of them; rediss+cluster:// with TLS)`
+      : `redis://${tenantAclUser(tenant)}:${password}@<host>:<port> (rediss:// with TLS)`;
+    deps.err(`tenant ${tenant}: REDIS_URL=${url} in its Secret; the password is not shown again\n`);
   }
   return 0;
 }

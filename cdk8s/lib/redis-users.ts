@@ -16,14 +16,19 @@ export const sha256Hex = (text: string) => createHash('sha256').update(text).dig
 
 const passwordRule = (p: AclPassword) => ('cleartext' in p ? `>${p.cleartext}` : `#${p.sha256}`);
 
+/** For a Redis Cluster, the commands its client needs to find the slots (`CLUSTER_ACL_COMMANDS`). */
+export interface AclOptions {
+  cluster?: boolean;
+}
+
 /** The tenant's user and its rules, then the password (after `reset on`, where Redis takes it). */
-const userAndRules = (tenant: string, password: AclPassword) => [tenantAclUser(tenant), ...tenantAclRules(tenant), passwordRule(password)].join(' ');
+const userAndRules = (tenant: string, password: AclPassword, opts: AclOptions) => [tenantAclUser(tenant), ...tenantAclRules(tenant, opts), passwordRule(password)].join(' ');
 
 /** A line of an ACL file (`aclfile`, or `user` lines of redis.conf). */
-export const tenantAclFileLine = (tenant: string, password: AclPassword) => `user ${userAndRules(tenant, password)}`;
+export const tenantAclFileLine = (tenant: string, password: AclPassword, opts: AclOptions = {}) => `user ${userAndRules(tenant, password, opts)}`;
 
 /** The same user as a command for redis-cli, run by an admin of the Redis. */
-export const tenantAclCommand = (tenant: string, password: AclPassword) => `ACL SETUSER ${userAndRules(tenant, password)}`;
+export const tenantAclCommand = (tenant: string, password: AclPassword, opts: AclOptions = {}) => `ACL SETUSER ${userAndRules(tenant, password, opts)}`;
 
 /** A password for a tenant's user: 32 random bytes, hex, so it needs no escaping in a URL or an ACL rule. */
 export const newAclPassword = () => randomBytes(32).toString('hex');

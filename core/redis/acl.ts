@@ -18,8 +18,7 @@ import { createKeys } from './keys';
  * What is given up: the API's start-up check of `maxmemory-policy` and persistence needs CONFIG
  * GET, which would also show the server's `requirepass`; with this user it logs one `warn` that it
  * cannot check, and the operator checks Redis instead (docs/security.md). A Redis Cluster also
- * needs `+cluster|slots +cluster|shards +cluster|info +cluster|nodes` (ioredis discovers the
- * cluster with them), not tested here.
+ * needs `CLUSTER_ACL_COMMANDS`.
  */
 export const ACL_COMMANDS = ['-@all', '+@read', '+@write', '+@keyspace', '+@pubsub', '+@scripting', '+@transaction', '+@connection', '-@admin', '-@dangerous', '-scan', '-randomkey', '+info', '+time'] as const;
 
@@ -34,7 +33,25 @@ export const PSUBSCRIBED_KINDS = ['market', 'orderbook'] as const;
 export const tenantAclUser = (tenant: string) => `mi-${tenant}`;
 
 /** `ACL SETUSER` arguments after the user name, without the password (`>password` or `#sha256` goes after `on`). */
-export function tenantAclRules(tenant: string): string[] {
+export function tenantAclRules(tenant: string, opts: { cluster?: boolean } = {}): string[] {
   const keys = createKeys(tenant);
-  return ['reset', 'on', `~${keys.prefix}*`, 'resetchannels', `&${keys.prefix}*`, ...PSUBSCRIBED_KINDS.map((k) => `&${keys.channel(channelPattern(k))}`), ...ACL_COMMANDS];
+  return [
+    'reset',
+    'on',
+    `~${keys.prefix}*`,
+    'resetchannels',
+    `&${keys.prefix}*`,
+    ...PSUBSCRIBED_KINDS.map((k) => `&${keys.channel(channelPattern(k))}`),
+    ...ACL_COMMANDS,
+    ...(opts.cluster ? CLUSTER_ACL_COMMANDS : []),
+  ];
 }
+
+/**
+ * What a tenant's user needs on a Redis Cluster besides: ioredis's Cluster client finds the slots
+ * with CLUSTER SLOTS and checks the cluster is up with CLUSTER INFO before it is ready; without
+ * either it never becomes ready ("Failed to refresh slots cache"). Measured on a local cluster of
+ * three masters (redis-server 7), and no more than that: CLUSTER NODES and CLUSTER SHARDS are not
+ * needed. ACLs are per node: the user is created on every node.
+ */
+export const CLUSTER_ACL_COMMANDS = ['+cluster|slots', '+cluster|info'] as const;

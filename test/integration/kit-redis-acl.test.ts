@@ -5,7 +5,8 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
 import { synthEnvironment } from '../../cdk8s/synth';
-import { tenantAclUser } from '../../core/redis/acl';
+import { tenantAclRules, tenantAclUser } from '../../core/redis/acl';
+import { createRedis, redisReady } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
 import { checkRedisRequirements } from '../../core/redis/requirements';
 import { runRedisAclCli } from '../../scripts/redis-acl';
@@ -14,7 +15,7 @@ import { testWallet, walletHeaders } from '../support/api';
 import { parseManifests, ROOT, type Manifest } from '../support/kit';
 import { renderedDevRedis } from '../support/kit-redis';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
-import { startRedisServer, type RedisProcess } from '../support/redis-server';
+import { startRedisCluster, startRedisServer, type RedisCluster, type RedisProcess } from '../support/redis-server';
 import { waitFor } from '../support/tables';
 import { WsClient } from '../support/ws';
 
@@ -169,5 +170,79 @@ describe("the kit's dev Redis, run as rendered, with the tenant's processes unde
     await expect(otherUser.get(`${theirs.prefix}own`)).rejects.toThrow(/^NOPERM/);
     await expect(connect(local(rendered.redisUrl)).get(`${mine.prefix}k`)).rejects.toThrow(/^NOPERM/);
     expect(new URL(url).username).toBe(tenantAclUser('other'));
+  });
+});
+
+// A Redis Cluster the kit does not run: the user `npm run redis-acl -- --cluster` prints, created
+// on every node (ACLs are per node), lets the tenant's API find the slots and work with nothing
+// denied but CONFIG GET; the same user without the cluster commands never gets ready.
+describe("a tenant's user on a Redis Cluster (npm run redis-acl -- --cluster)", () => {
+  const tenant = 'clustered';
+  let cluster: RedisCluster;
+  let tdb: TestDatabase;
+  let api: Entry | undefined;
+  const nodes: Redis[] = [];
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    for (const p of cluster.ports) nodes.push(new Redis(p, '127.0.0.1', { maxRetriesPerRequest: 1 }));
+    tdb = await createTestDatabase();
+  });
+  afterAll(async () => {
+    if (api) {
+      api.child.kill('SIGTERM');
+      await api.exited;
+    }
+    nodes.forEach((n) => n.disconnect());
+    await cluster?.close();
+    await tdb?.drop();
+  });
+
+  it('runs the API on every node under the printed user, with nothing denied but CONFIG GET; without --cluster the client never gets ready', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    expect(runRedisAclCli(['--tenant', tenant, '--cluster'], { out: (x) => out.push(x), err: (x) => err.push(x) })).toBe(0);
+    expect(out.join('')).toContain(' +cluster|slots +cluster|info #');
+    // As docs/deploy.md says: the lines through redis-cli, once per node.
+    for (const port of cluster.ports) {
+      const applied = spawnSync('redis-cli', ['-p', String(port)], { input: out.join(''), encoding: 'utf8', env: { PATH: process.env.PATH } });
+      expect([applied.status, applied.stdout.trim()]).toEqual([0, 'OK']);
+    }
+    const printed = /REDIS_URL=(\S+)/.exec(err.join(''))![1]!;
+    expect(printed).toMatch(new RegExp(`^redis\\+cluster://${tenantAclUser(tenant)}:[0-9a-f]{64}@<host>:<port>,<host>:<port>,…$`));
+    const url = printed.replace('<host>:<port>,<host>:<port>,…', cluster.ports.map((p) => `127.0.0.1:${p}`).join(','));
+    for (const n of nodes) await n.call('ACL', 'LOG', 'RESET');
+
+    api = start('server/main.ts', [], { TENANT_ID: tenant, DATABASE_URL: tdb.url, REDIS_URL: url, RPC_URL: 'http://127.0.0.1:9', LOG_LEVEL: 'info', API_PORT: '0', API_HOST: '127.0.0.1' });
+    const port = await api.port;
+    const w = testWallet();
+    const signed = () => fetch(`http://127.0.0.1:${port}/api/v1/stats`, { headers: walletHeaders(w, 'GET /stats', { nonce: 'kit-acl-cluster-1' }) });
+    expect((await signed()).status).toBe(200);
+    expect(((await (await signed()).json()) as { error: string }).error).toBe('Nonce already used');
+    const ws = await WsClient.open(`ws://127.0.0.1:${port}/ws`);
+    try {
+      await ws.next((m) => m.type === 'connected');
+      for (const channel of bookChannels(2)) await ws.request({ type: 'subscribe', channel });
+    } finally {
+      await ws.close();
+    }
+    const kinds = new Set<string>();
+    for (const n of nodes) for (const k of await n.keys(`${createKeys(tenant).prefix}*`)) kinds.add(k.split(':')[2]!);
+    for (const kind of ['rl', 'nonce']) expect([...kinds]).toContain(kind);
+    const denied: string[] = [];
+    for (const n of nodes) {
+      for (const e of (await n.call('ACL', 'LOG')) as unknown[][]) denied.push(`${String(e[e.indexOf('reason') + 1])} ${String(e[e.indexOf('object') + 1])}`);
+    }
+    expect([...new Set(denied)]).toEqual(['command config|get']);
+
+    // Not vacuous: the rules without the cluster commands, on every node, and the client never gets ready.
+    for (const n of nodes) await n.call('ACL', 'SETUSER', 'bare', ...tenantAclRules('bare'), '>bare-password-0000');
+    const bare = createRedis(cluster.url.replace('redis+cluster://', 'redis+cluster://bare:bare-password-0000@'));
+    bare.on('error', () => {});
+    try {
+      await expect(redisReady(bare, 3_000)).rejects.toThrow(/not ready/);
+    } finally {
+      bare.disconnect();
+    }
   });
 });
