@@ -1,5 +1,5 @@
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
@@ -12,6 +12,7 @@ import { checkRedisRequirements } from '../../core/redis/requirements';
 import { runRedisAclCli } from '../../scripts/redis-acl';
 import { bookChannels, updatesOf } from '../faults/live';
 import { testWallet, walletHeaders } from '../support/api';
+import { bashBlocks, checkoutOf, commandsOf, runCommand } from '../support/doc-commands';
 import { parseManifests, ROOT, type Manifest } from '../support/kit';
 import { renderedDevRedis } from '../support/kit-redis';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
@@ -199,16 +200,26 @@ describe("a tenant's user on a Redis Cluster (npm run redis-acl -- --cluster)", 
   });
 
   it('runs the API on every node under the printed user, with nothing denied but CONFIG GET; without --cluster the client never gets ready', async () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    expect(runRedisAclCli(['--tenant', tenant, '--cluster'], { out: (x) => out.push(x), err: (x) => err.push(x) })).toBe(0);
-    expect(out.join('')).toContain(' +cluster|slots +cluster|info #');
-    // As docs/deploy.md says: the lines through redis-cli, once per node.
-    for (const port of cluster.ports) {
-      const applied = spawnSync('redis-cli', ['-p', String(port)], { input: out.join(''), encoding: 'utf8', env: { PATH: process.env.PATH } });
-      expect([applied.status, applied.stdout.trim()]).toEqual([0, 'OK']);
+    // docs/deploy.md's commands for a Cluster, as typed, from a checkout. The liberties: the
+    // nodes' addresses are this cluster's, and REDISCLI_AUTH holds the password of an `admin`
+    // user on every node (what the section's first block has the user `read`).
+    const [print, apply, ...more] = commandsOf(bashBlocks(path.join(ROOT, 'docs/deploy.md'), "### The tenant's Redis user")[1]!);
+    expect([print, more]).toEqual([`npm run -s redis-acl -- --tenant alpha --cluster > tenants.acl`, []]);
+    for (const n of nodes) await n.call('ACL', 'SETUSER', 'admin', 'on', '>admin-password', '~*', '&*', '+@all');
+    const checkout = checkoutOf(ROOT);
+    let printed: string;
+    try {
+      const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.homedir(), REDISCLI_AUTH: 'admin-password' };
+      const listed = await runCommand(print!.replaceAll('alpha', tenant), { cwd: checkout.dir, env });
+      expect(listed.code).toBe(0);
+      expect(readFileSync(path.join(checkout.dir, 'tenants.acl'), 'utf8')).toContain(' +cluster|slots +cluster|info #');
+      const nodeList = apply!.match(/for node in ([^;]+);/)![1]!;
+      const applied = await runCommand(apply!.replace(nodeList, cluster.ports.map((p) => `127.0.0.1:${p}`).join(' ')), { cwd: checkout.dir, env });
+      expect([applied.code, applied.out.trim().split('\n')]).toEqual([0, cluster.ports.map(() => 'OK')]);
+      printed = /REDIS_URL=(\S+)/.exec(listed.err)![1]!;
+    } finally {
+      checkout.remove();
     }
-    const printed = /REDIS_URL=(\S+)/.exec(err.join(''))![1]!;
     expect(printed).toMatch(new RegExp(`^redis\\+cluster://${tenantAclUser(tenant)}:[0-9a-f]{64}@<host>:<port>,<host>:<port>,…$`));
     const url = printed.replace('<host>:<port>,<host>:<port>,…', cluster.ports.map((p) => `127.0.0.1:${p}`).join(','));
     for (const n of nodes) await n.call('ACL', 'LOG', 'RESET');
