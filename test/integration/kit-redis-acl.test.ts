@@ -9,7 +9,6 @@ import { tenantAclRules, tenantAclUser } from '../../core/redis/acl';
 import { createRedis, redisReady } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
 import { checkRedisRequirements } from '../../core/redis/requirements';
-import { runRedisAclCli } from '../../scripts/redis-acl';
 import { bookChannels, updatesOf } from '../faults/live';
 import { testWallet, walletHeaders } from '../support/api';
 import { bashBlocks, checkoutOf, commandsOf, runCommand } from '../support/doc-commands';
@@ -159,12 +158,23 @@ describe("the kit's dev Redis, run as rendered, with the tenant's processes unde
   });
 
   it('accepts through redis-cli the user npm run redis-acl prints for another tenant, fenced the same way, with the REDIS_URL it gives', async () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    expect(runRedisAclCli(['--tenant', 'other'], { out: (s) => out.push(s), err: (s) => err.push(s) })).toBe(0);
-    const applied = spawnSync('redis-cli', ['-p', String(server.port), '--user', 'admin'], { input: out.join(''), encoding: 'utf8', env: { PATH: process.env.PATH, REDISCLI_AUTH: rendered.adminPassword } });
-    expect([applied.status, applied.stdout.trim()]).toEqual([0, 'OK']);
-    const url = /REDIS_URL=(\S+)/.exec(err.join(''))![1]!.replace('<host>:<port>', `127.0.0.1:${server.port}`);
+    // docs/deploy.md's commands as typed, from a checkout, for tenants "other" and "beta" (its
+    // alpha and beta). The liberties: the server's address is this one's, and REDISCLI_AUTH is
+    // set as the block's interactive `read` would set it.
+    const [print, read, apply, ...more] = commandsOf(bashBlocks(path.join(ROOT, 'docs/deploy.md'), "### The tenant's Redis user")[0]!);
+    expect([print, read?.startsWith("read -rsp 'admin password: ' REDISCLI_AUTH"), more]).toEqual([expect.stringMatching(/^npm run -s redis-acl -- --tenant alpha --tenant beta > tenants.acl(\s+#.*)?$/), true, []]);
+    const checkout = checkoutOf(ROOT);
+    let url: string;
+    try {
+      const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.homedir(), REDISCLI_AUTH: rendered.adminPassword };
+      const listed = await runCommand(print!.replace('alpha', 'other'), { cwd: checkout.dir, env });
+      expect(listed.code).toBe(0);
+      const applied = await runCommand(apply!.replace('-h 10.31.0.7', `-h 127.0.0.1 -p ${server.port}`), { cwd: checkout.dir, env });
+      expect([applied.code, applied.out.trim().split('\n')]).toEqual([0, ['OK', 'OK']]);
+      url = /tenant other: REDIS_URL=(\S+)/.exec(listed.err)![1]!.replace('<host>:<port>', `127.0.0.1:${server.port}`);
+    } finally {
+      checkout.remove();
+    }
     const otherUser = connect(url);
     const [mine, theirs] = [createKeys('other'), createKeys(tenant)];
     expect(await otherUser.set(`${mine.prefix}k`, 'v')).toBe('OK');
