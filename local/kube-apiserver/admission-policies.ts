@@ -11,8 +11,9 @@
  *
  * Not modelled, and refused loudly (500 naming the field) rather than applied wrongly: params
  * (`paramKind`, `paramRef`), namespace and object selectors, `excludeResourceRules`,
- * `messageExpression`, the `authorizer` variable. Not evaluated: DELETE and CONNECT operations,
- * audit annotations and the Warn and Audit actions (they never refuse a write).
+ * `messageExpression`. An expression using the `authorizer` variable fails to evaluate (so
+ * refuses under Fail). Not evaluated: DELETE and CONNECT operations, audit annotations and the
+ * Warn and Audit actions (they never refuse a write).
  */
 import { parse } from '@marcbachmann/cel-js';
 import type { FieldError } from './crd-schema';

@@ -4,8 +4,9 @@
  * with label selectors, optimistic concurrency (409), watches from a resourceVersion (410 Gone
  * when too old), merge / JSON / apply patches (server-side apply with field managers and
  * conflicts), status subresources, finalizers, namespace deletion, garbage collection by
- * `ownerReferences`, CRDs, ValidatingAdmissionPolicies (admission-policies.ts), dry runs, and the Table output `kubectl get` asks for. Checked with
- * the real kubectl v1.33 in test/integration/kube-apiserver.test.ts.
+ * `ownerReferences`, CRDs, ValidatingAdmissionPolicies (admission-policies.ts), dry runs, and
+ * the Table output `kubectl get` asks for. Checked with the real kubectl v1.33 in
+ * test/integration/kube-apiserver.test.ts.
  *
  * Request bodies are JSON, YAML (apply) or, for the built-in kinds kubectl's imperative
  * `create namespace|secret|configmap|serviceaccount` sends that way, protobuf (./protobuf.ts);
