@@ -5,7 +5,7 @@ import { ENVIRONMENTS } from '../../cdk8s/environments';
 import { sha256Hex, tenantAclCommand } from '../../cdk8s/lib/redis-users';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { synthEnvironment } from '../../cdk8s/synth';
-import { tenantAclRules, tenantAclUser } from '../../core/redis/acl';
+import { CLUSTER_ACL_COMMANDS, tenantAclRules, tenantAclUser } from '../../core/redis/acl';
 import { runRedisAclCli } from '../../scripts/redis-acl';
 import { environmentArb } from '../support/kit-arbitraries';
 import { ROOT, type Manifest } from '../support/kit';
@@ -89,6 +89,15 @@ describe('npm run redis-acl (a Redis the kit does not run)', () => {
     const pw = 'a-password-of-the-secret';
     const r = run(['--tenant', 'alpha', '--acl-file', '--password', pw]);
     expect([r.code, r.out]).toEqual([0, `user mi-alpha ${tenantAclRules('alpha').join(' ')} #${sha256Hex(pw)}\n`]);
+  });
+
+  it('--cluster adds what a Cluster client needs (CLUSTER SLOTS and INFO, D-261) and gives a redis+cluster URL; the ACL file form too', () => {
+    const r = run(['--tenant', 'alpha', '--cluster']);
+    expect([r.code, r.out]).toEqual([0, `ACL SETUSER mi-alpha ${[...tenantAclRules('alpha'), '+cluster|slots', '+cluster|info'].join(' ')} #${sha256Hex('p'.repeat(64))}\n`]);
+    expect(tenantAclRules('alpha', { cluster: true })).toEqual([...tenantAclRules('alpha'), ...CLUSTER_ACL_COMMANDS]);
+    expect(r.err).toContain(`tenant alpha: REDIS_URL=redis+cluster://mi-alpha:${'p'.repeat(64)}@<host>:<port>,<host>:<port>,…`);
+    expect(run(['--tenant', 'alpha', '--cluster', '--acl-file']).out).toBe(`user mi-alpha ${tenantAclRules('alpha', { cluster: true }).join(' ')} #${sha256Hex('p'.repeat(64))}\n`);
+    expect(run(['--help']).out).toContain('--cluster: for a Redis Cluster');
   });
 
   it.each([
