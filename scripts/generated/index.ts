@@ -54,7 +54,7 @@ export const GENERATED_FILES: GeneratedFile[] = [
   },
   {
     path: 'docs/decisions.md',
-    source: 'docs/decisions.md (its sections and entries)',
+    source: 'docs/decisions.md (its entries: headings and status lines)',
     part: 'the index',
     content: () => withDecisionsIndex(read('docs/decisions.md')),
   },
