@@ -12,6 +12,7 @@ import { createSimulatorSource } from '../simulator/source';
 import { startApiServer } from '../server/run';
 import { createLiveStores } from '../server/stores';
 import { openChainNode, type Genesis } from '../simulator/node';
+import { listenScope, PortInUseError } from '../simulator/rpc-server';
 import { startEmbeddedPostgres } from './postgres';
 
 export interface EmbeddedOptions {
@@ -22,7 +23,7 @@ export interface EmbeddedOptions {
   feeds: number | undefined;
 }
 
-function banner(port: number, rpc: string, dataDir: string, sim: Genesis, variant: 'v1' | 'legacy'): string {
+function banner(port: number, rpc: string, rpcScope: string, dataDir: string, sim: Genesis, variant: 'v1' | 'legacy'): string {
   const base = `http://localhost:${port}`;
   const tryLines =
     variant === 'legacy'
@@ -47,6 +48,7 @@ function banner(port: number, rpc: string, dataDir: string, sim: Genesis, varian
     `  API docs    ${base}/docs${variant === 'legacy' ? `   (contracts: ${base}/docs/openapi-legacy.yaml, ${base}/docs/asyncapi-legacy.yaml)` : ''}`,
     `  Metrics     ${base}/metrics`,
     `  Chain RPC   ${rpc}   (Solana JSON-RPC over HTTP and WebSocket: sendTransaction, getTransaction, logsSubscribe, …)`,
+    `              ${rpcScope}`,
     '',
     'Try:',
     ...tryLines,
@@ -89,10 +91,8 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     shutdown.add('live', () => live.close());
     const source = createSimulatorSource({ seed: sim.seed, programId: config.programId, realtime: true, wallClock: true, chain });
     const { port } = await startApiServer({ common, db: database.db, redis: undefined, live, busCarriesIndexer: true, chain: chain.simulator.chainAccess() });
-    const rpc = await chain.rpc.listen(config.chainRpcPort, config.apiHost).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') throw new Error(`port ${config.chainRpcPort} (the chain's RPC) is in use: stop what holds it (a local validator?) or set CHAIN_RPC_PORT`);
-      throw err;
-    });
+    // A taken port rejects with PortInUseError: its message, printed below, names CHAIN_RPC_PORT.
+    const rpc = await chain.rpc.listen(config.chainRpcPort, config.chainRpcHost);
 
     const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: pg.url, updates, source });
     shutdown.add('indexer', () => indexer.stop());
@@ -100,13 +100,15 @@ export async function runEmbedded(config: Config, opts: EmbeddedOptions): Promis
     shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger })));
     const running = indexer.run();
 
-    process.stdout.write(banner(port, rpc.url.replace('127.0.0.1', 'localhost'), dataDir, sim, config.apiVariant));
+    process.stdout.write(banner(port, rpc.url.replace('127.0.0.1', 'localhost'), listenScope(rpc.address), dataDir, sim, config.apiVariant));
     process.send?.({ type: 'listening', port, rpcPort: rpc.port });
     await running;
   } catch (err) {
     if (shutdown.isShuttingDown) return;
-    const inUse = (err as { code?: string }).code === 'EADDRINUSE';
-    if (!inUse) logger.error({ err }, 'single-process mode failed');
+    // The chain's port: its own line (CHAIN_RPC_PORT); another EADDRINUSE is the API's.
+    const chainInUse = err instanceof PortInUseError;
+    const inUse = !chainInUse && (err as { code?: string }).code === 'EADDRINUSE';
+    if (!inUse && !chainInUse) logger.error({ err }, 'single-process mode failed');
     process.stderr.write(inUse ? `port ${config.apiPort} is in use: stop what holds it or set API_PORT\n` : `${err instanceof Error ? err.message : String(err)}\n`);
     await shutdown.run('failure');
     process.exit(1);

@@ -8,6 +8,7 @@ import { intOption, parseArgsOrExit } from '../core/cli';
 import { loadConfigOrExit } from '../core/config';
 import { createLogger } from '../core/telemetry/logger';
 import { GenesisMismatchError, openChainNode } from './node';
+import { listenScope } from './rpc-server';
 
 const USAGE = `usage: npm run chain -- [options]
   --data-dir PATH      genesis and accepted transactions (default: DATA_DIR when set, else .data/chain)
@@ -87,15 +88,16 @@ void (async () => {
     process.exit(1);
   }
   const port = intOption('port', values.port) ?? config.chainRpcPort;
-  const endpoints = await node.rpc.listen(port, config.apiHost).catch((err: NodeJS.ErrnoException) => {
-    process.stderr.write(err.code === 'EADDRINUSE' ? `port ${port} is in use: stop what holds it (a local validator?) or set CHAIN_RPC_PORT\n` : `${err.message}\n`);
+  // A taken port is one line (PortInUseError names CHAIN_RPC_PORT); so is a host it cannot bind.
+  const endpoints = await node.rpc.listen(port, config.chainRpcHost).catch((err: Error) => {
+    process.stderr.write(`${err.message}\n`);
     process.exit(1);
   });
   const stop = node.runRealtime();
   const due = node.dueSlot();
   logger.info({ dataDir, genesis: node.genesis, dueSlot: due }, 'chain started; rebuilding to the wall clock');
-  process.stdout.write(`simulated chain: RPC ${endpoints.url}, ${endpoints.wsUrl} (program ${config.programId}, data in ${dataDir})\n`);
-  process.send?.({ type: 'listening', port: endpoints.port });
+  process.stdout.write(`simulated chain: RPC ${endpoints.url}, ${endpoints.wsUrl} (program ${config.programId}, data in ${dataDir})\n  ${listenScope(endpoints.address)}\n`);
+  process.send?.({ type: 'listening', port: endpoints.port, address: endpoints.address });
   const caughtUp = setInterval(() => {
     if (!node.caughtUp()) return;
     clearInterval(caughtUp);

@@ -1,5 +1,4 @@
 import http from 'node:http';
-import { WebSocketServer, type WebSocket } from 'ws';
 import { CHAIN_PATHS } from '../core/constants';
 import type { RawTransaction } from '../core/events';
 import bs58 from 'bs58';
@@ -7,6 +6,8 @@ import { RpcSubmitError } from './chain/preflight';
 import type { Block, RpcChain } from './chain/types';
 import { createRpcProvider, type RpcProviderOptions } from './rpc-provider';
 import { RawJson, serialize } from './rpc-json';
+import { CHAIN_RPC_LIMITS, classifyBody, configParam, encodingOf, parseCall, RPC_CODES, rpcError, type ChainRpcLimits, type RpcCall } from './rpc-request';
+import { attachChainPubSub } from './rpc-ws';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';
 
@@ -35,7 +36,29 @@ export interface SimulatorRpcOptions {
   health?: () => 'ok' | 'behind';
   /** Behave like a hosted RPC provider: latency, a rate limit, batches refused, random faults (all off unless set). */
   provider?: RpcProviderOptions;
+  /** What one client can send or hold (rpc-request.ts); the documented values unless a test shrinks them. */
+  limits?: Partial<ChainRpcLimits>;
 }
+
+/** The RPC's port is taken: the one line a terminal shows, naming the setting (CHAIN_RPC_PORT). */
+export class PortInUseError extends Error {
+  override name = 'PortInUseError';
+  readonly code = 'EADDRINUSE';
+  constructor(readonly port: number) {
+    super(`port ${port} (the chain's RPC) is in use: stop what holds it (a local validator?) or set CHAIN_RPC_PORT`);
+  }
+}
+
+/** What the banners say of where the RPC listens, with the setting that changes it (D-270). */
+export function listenScope(address: string): string {
+  const loopback = address === '::1' || address.startsWith('127.') || address === 'localhost';
+  if (loopback) return `listening on ${address} only (this machine); CHAIN_RPC_HOST=0.0.0.0 serves other machines`;
+  const every = address === '0.0.0.0' || address === '::';
+  return `listening on ${address}${every ? ' (every interface)' : ''}: other machines can reach it (CHAIN_RPC_HOST)`;
+}
+
+/** The methods counted by `callCount`; any other name shares one counter (a client picks names, the map must not grow with them). */
+const METHODS = new Set(['getHealth', 'getSlot', 'getBlockHeight', 'getLatestBlockhash', 'sendTransaction', 'getSignaturesForAddress', 'getTransaction', 'getAccountInfo', 'getMultipleAccounts']);
 
 /**
  * The simulated chain behind a real Solana JSON-RPC surface: HTTP `getSlot`,
@@ -57,8 +80,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   const faults: Fault[] = [];
   const provider = createRpcProvider(opts.provider);
   const calls = new Map<string, number>();
-  const subscribers = new Map<WebSocket, number>();
-  let nextSubscription = 1;
+  const limits: ChainRpcLimits = { ...CHAIN_RPC_LIMITS, ...opts.limits };
   let withhold: (signature: string) => boolean = () => false;
 
   // The ledger is trimmed by dropping a prefix; `dropped` counts what went, so an entry's index
@@ -88,20 +110,16 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       ledger.push(entry);
       bySignature.set(signature, entry);
       if (withhold(signature)) continue;
-      for (const [ws, sub] of subscribers) {
-        ws.send(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            method: 'logsNotification',
-            params: { result: { context: { slot: tx.slot }, value: { signature, err: tx.meta?.err ?? null, logs: tx.meta?.logMessages ?? [] } }, subscription: sub },
-          }),
-        );
-      }
+      pubsub.notify((subscription) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'logsNotification',
+          params: { result: { context: { slot: tx.slot }, value: { signature, err: tx.meta?.err ?? null, logs: tx.meta?.logMessages ?? [] } }, subscription },
+        }),
+      );
     }
     trim();
   }
-
-  const rpcError = (id: unknown, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
 
   /** An account in the RPC's `base64` encoding, or null. */
   function accountValue(address: string) {
@@ -110,9 +128,22 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
     return { data: [Buffer.from(a.data).toString('base64'), 'base64'], executable: false, lamports: a.lamports, owner: a.owner, rentEpoch: 18446744073709551615, space: a.data.length };
   }
 
-  function handle(req: { id?: unknown; method?: string; params?: unknown[] }): unknown {
-    const { id = null, method, params = [] } = req;
-    calls.set(method ?? '', (calls.get(method ?? '') ?? 0) + 1);
+  /** One request object: its answer, whatever it holds (a handler's bug is -32603, without its details). */
+  function dispatch(v: unknown): unknown {
+    const parsed = parseCall(v);
+    if (!parsed.ok) return parsed.error;
+    const name = METHODS.has(parsed.call.method) ? parsed.call.method : '';
+    calls.set(name, (calls.get(name) ?? 0) + 1);
+    try {
+      return handle(parsed.call);
+    } catch {
+      return rpcError(parsed.call.id, RPC_CODES.internal, 'Internal error');
+    }
+  }
+
+  const badConfig = (id: RpcCall['id']) => rpcError(id, RPC_CODES.invalidParams, 'Invalid params: the configuration must be an object');
+
+  function handle({ id, method, params }: RpcCall): unknown {
     switch (method) {
       case 'getHealth':
         return { jsonrpc: '2.0', id, result: 'ok' };
@@ -125,10 +156,12 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         return { jsonrpc: '2.0', id, result: { context: { slot }, value: { blockhash, lastValidBlockHeight } } };
       }
       case 'sendTransaction': {
-        const [wire, cfg = {}] = params as [unknown, { encoding?: string }];
+        const [wire, rawCfg] = params;
         if (typeof wire !== 'string') return rpcError(id, -32602, 'Invalid params: transaction');
-        const encoding = cfg.encoding ?? 'base58';
-        if (encoding !== 'base58' && encoding !== 'base64') return rpcError(id, -32602, `unsupported encoding: ${encoding}`);
+        const cfg = configParam(rawCfg);
+        if (!cfg) return badConfig(id);
+        const encoding = encodingOf(cfg, 'base58');
+        if (encoding !== 'base58' && encoding !== 'base64') return rpcError(id, -32602, `unsupported encoding: ${encoding ?? typeof cfg.encoding}`);
         try {
           const base64 = encoding === 'base64' ? wire : Buffer.from(bs58.decode(wire)).toString('base64');
           return { jsonrpc: '2.0', id, result: submit(base64) };
@@ -138,14 +171,18 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         }
       }
       case 'getSignaturesForAddress': {
-        const [address, cfg = {}] = params as [string, { limit?: number; before?: string; until?: string }];
+        const [address, rawCfg] = params;
         if (typeof address !== 'string') return rpcError(id, -32602, 'Invalid params: address');
+        const cfg = configParam(rawCfg) as { limit?: unknown; before?: unknown; until?: unknown } | undefined;
+        if (!cfg) return badConfig(id);
+        const optionalText = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+        if (!optionalText(cfg.before) || !optionalText(cfg.until)) return rpcError(id, -32602, 'Invalid params: before and until must be signatures');
         const limit = cfg.limit ?? 1000;
-        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return rpcError(id, -32602, 'Invalid limit');
+        if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1000) return rpcError(id, -32602, 'Invalid limit');
         if (address !== simulator.programId) return { jsonrpc: '2.0', id, result: [] };
         // Newest first, starting below `before`, stopping at (excluding) `until`.
         let i = ledger.length - 1;
-        if (cfg.before) {
+        if (typeof cfg.before === 'string' && cfg.before) {
           const b = bySignature.get(cfg.before);
           i = b ? indexOf(b) - 1 : -1;
         }
@@ -158,31 +195,62 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         return { jsonrpc: '2.0', id, result: out };
       }
       case 'getTransaction': {
-        const [signature, cfg = {}] = params as [string, { maxSupportedTransactionVersion?: number; encoding?: string }];
+        const [signature, rawCfg] = params;
+        if (typeof signature !== 'string') return rpcError(id, -32602, 'Invalid params: signature');
+        const cfg = configParam(rawCfg);
+        if (!cfg) return badConfig(id);
+        const encoding = encodingOf(cfg, 'json');
+        if (encoding === undefined) return rpcError(id, -32602, 'Invalid params: encoding must be a string');
         const entry = bySignature.get(signature);
         if (!entry) return { jsonrpc: '2.0', id, result: null };
         if (entry.version === 0 && cfg.maxSupportedTransactionVersion === undefined) {
           return rpcError(id, -32015, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
         }
-        if (cfg.encoding !== undefined && cfg.encoding !== 'json') return rpcError(id, -32602, `Unsupported encoding ${cfg.encoding} in the simulator`);
+        if (encoding !== 'json') return rpcError(id, -32602, `Unsupported encoding ${encoding} in the simulator`);
         provider.servedTransaction(signature);
         return { jsonrpc: '2.0', id, result: new RawJson(entry.json) };
       }
       case 'getAccountInfo': {
-        const [address, cfg = {}] = params as [string, { encoding?: string }];
+        const [address, rawCfg] = params;
         if (typeof address !== 'string') return rpcError(id, -32602, 'Invalid params: address');
-        if (cfg.encoding !== 'base64') return rpcError(id, -32602, `Unsupported encoding ${cfg.encoding ?? 'binary'} in the simulator`);
+        const cfg = configParam(rawCfg);
+        if (!cfg) return badConfig(id);
+        const encoding = encodingOf(cfg, 'binary');
+        if (encoding !== 'base64') return rpcError(id, -32602, `Unsupported encoding ${encoding ?? typeof cfg.encoding} in the simulator`);
         return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: simulator.slot }, value: accountValue(address) } };
       }
       case 'getMultipleAccounts': {
-        const [addresses, cfg = {}] = params as [string[], { encoding?: string }];
+        const [addresses, rawCfg] = params;
         if (!Array.isArray(addresses) || addresses.some((a) => typeof a !== 'string')) return rpcError(id, -32602, 'Invalid params: addresses');
         if (addresses.length > 100) return rpcError(id, -32602, 'Too many inputs provided; max 100');
-        if (cfg.encoding !== 'base64') return rpcError(id, -32602, `Unsupported encoding ${cfg.encoding ?? 'binary'} in the simulator`);
-        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: simulator.slot }, value: addresses.map(accountValue) } };
+        const cfg = configParam(rawCfg);
+        if (!cfg) return badConfig(id);
+        const encoding = encodingOf(cfg, 'binary');
+        if (encoding !== 'base64') return rpcError(id, -32602, `Unsupported encoding ${encoding ?? typeof cfg.encoding} in the simulator`);
+        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: simulator.slot }, value: (addresses as string[]).map(accountValue) } };
       }
       default:
         return rpcError(id, -32601, 'Method not found');
+    }
+  }
+
+  const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+    void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+
+  /** A parsed body's answer: one call, a batch (each item on its own), or one error for the whole. */
+  function answerBody(body: unknown): unknown {
+    const shape = classifyBody(body, limits);
+    switch (shape.kind) {
+      case 'single':
+        return dispatch(body);
+      case 'batch':
+        return shape.items.map(dispatch);
+      case 'error':
+        return shape.error;
+      default: {
+        const never: never = shape;
+        throw new Error(`unknown body ${String(never)}`);
+      }
     }
   }
 
@@ -197,9 +265,29 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       res.writeHead(405).end();
       return;
     }
+    // Past the limit: 413 with the JSON-RPC error, the rest of the body read and dropped (not
+    // kept), and the connection closed after the answer.
+    const tooLarge = () => {
+      req.resume();
+      json(res, 413, rpcError(null, RPC_CODES.invalidRequest, `Request body too large: at most ${limits.maxBodyBytes} bytes`), { connection: 'close' });
+    };
+    if (Number(req.headers['content-length'] ?? 0) > limits.maxBodyBytes) return tooLarge();
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
+    let size = 0;
+    let refused = false;
+    req.on('error', () => req.destroy());
+    req.on('data', (c: Buffer) => {
+      if (refused) return;
+      size += c.length;
+      if (size > limits.maxBodyBytes) {
+        refused = true;
+        chunks.length = 0;
+        return tooLarge();
+      }
+      chunks.push(c);
+    });
     req.on('end', () => {
+      if (refused) return;
       const fault = faults.shift();
       if (fault === 'hang') return; // never answers: the client's timeout must fire
       if (fault === 'http500') return void res.writeHead(500).end('upstream error');
@@ -208,39 +296,21 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       try {
         body = JSON.parse(Buffer.concat(chunks).toString());
       } catch {
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(null, -32700, 'Parse error')));
+        return json(res, 200, rpcError(null, RPC_CODES.parse, 'Parse error'));
       }
       const verdict = provider.admit(body);
       if (verdict.kind !== 'serve') return provider.answer(res, verdict);
+      const single = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { id?: unknown; method?: unknown }) : undefined;
+      const id = typeof single?.id === 'string' || typeof single?.id === 'number' ? single.id : null;
       let out: unknown;
-      if (fault === 'rpc_error') out = rpcError((body as { id?: unknown }).id ?? null, -32005, 'Node is behind by 42 slots');
-      else if (fault === 'null_transaction' && (body as { method?: string }).method === 'getTransaction') out = { jsonrpc: '2.0', id: (body as { id?: unknown }).id ?? null, result: null };
-      else out = Array.isArray(body) ? body.map((b) => handle(b as never)) : handle(body as never);
+      if (fault === 'rpc_error') out = rpcError(id, -32005, 'Node is behind by 42 slots');
+      else if (fault === 'null_transaction' && single?.method === 'getTransaction') out = { jsonrpc: '2.0', id, result: null };
+      else out = answerBody(body);
       provider.answer(res, verdict, serialize(out));
     });
   });
-
-  const wss = new WebSocketServer({ server });
-  wss.on('connection', (ws) => {
-    ws.on('message', (raw) => {
-      let msg: { id?: unknown; method?: string; params?: unknown[] };
-      try {
-        msg = JSON.parse(raw.toString());
-      } catch {
-        return ws.send(JSON.stringify(rpcError(null, -32700, 'Parse error')));
-      }
-      if (msg.method === 'logsSubscribe') {
-        const [filter] = (msg.params ?? []) as [{ mentions?: string[] }];
-        if (!filter?.mentions?.includes(simulator.programId)) return ws.send(JSON.stringify(rpcError(msg.id, -32602, 'Invalid filter')));
-        const sub = nextSubscription++;
-        subscribers.set(ws, sub);
-        ws.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: sub }));
-      } else {
-        ws.send(JSON.stringify(rpcError(msg.id ?? null, -32601, 'Method not found')));
-      }
-    });
-    ws.on('close', () => subscribers.delete(ws));
-  });
+  server.requestTimeout = 30_000;
+  const pubsub = attachChainPubSub(server, { programId: simulator.programId, limits });
 
   return {
     /** Produces `slots` blocks, makes them queryable, and notifies subscribers. */
@@ -265,25 +335,28 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
     callCount: (method: string) => calls.get(method) ?? 0,
     /** The provider behaviour: `configure` it, read its `stats` (429s, faults, bodies served twice). */
     provider,
-    subscriberCount: () => subscribers.size,
+    subscriberCount: () => pubsub.subscriberCount(),
+    /** Subscribers closed for not reading their notifications. */
+    backpressureCloses: () => pubsub.backpressureCloses(),
     transactions: (): RawTransaction[] => ledger.map((e) => JSON.parse(e.json) as RawTransaction),
     /** Transactions in the ledger now (after trimming to `historySlots`). */
     ledgerSize: () => ledger.length,
-    async listen(port = 0, host = '127.0.0.1'): Promise<{ url: string; wsUrl: string; port: number }> {
+    /** Listens (loopback unless `host` says wider); a taken port rejects with `PortInUseError`. */
+    async listen(port = 0, host = '127.0.0.1'): Promise<{ url: string; wsUrl: string; port: number; address: string }> {
       await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
+        const failed = (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(port) : err);
+        server.once('error', failed);
         server.listen(port, host, () => {
-          server.off('error', reject);
+          server.off('error', failed);
           resolve();
         });
       });
-      const p = (server.address() as { port: number }).port;
+      const { port: p, address } = server.address() as { port: number; address: string };
       const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-      return { url: `http://${shown}:${p}`, wsUrl: `ws://${shown}:${p}`, port: p };
+      return { url: `http://${shown}:${p}`, wsUrl: `ws://${shown}:${p}`, port: p, address };
     },
     async close(): Promise<void> {
-      for (const ws of wss.clients) ws.terminate();
-      await new Promise<void>((r) => wss.close(() => r()));
+      await pubsub.close();
       const closed = new Promise<void>((r) => server.close(() => r()));
       // Including connections whose request a 'hang' fault never answered.
       server.closeAllConnections();

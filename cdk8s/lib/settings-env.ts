@@ -8,6 +8,8 @@ export type KitProcess = 'api' | 'indexer' | 'migrate' | 'chain';
 
 /** Where the simulated chain keeps its genesis and journal in its pod (a volume, D-211). */
 export const CHAIN_DATA_DIR = '/data';
+/** The chain's listen address in its pod: every interface, for the tenant's API and indexer through its Service (loopback is the process default, D-270). */
+export const CHAIN_LISTEN_HOST = '0.0.0.0';
 
 /**
  * The non-secret settings a process gets, as ConfigMap data: what the kit manages (tenant,
@@ -37,6 +39,7 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
       break;
     case 'chain':
       data.CHAIN_RPC_PORT = DEFAULT_PORTS.chain;
+      data.CHAIN_RPC_HOST = CHAIN_LISTEN_HOST;
       data.DATA_DIR = CHAIN_DATA_DIR;
       break;
     default: {

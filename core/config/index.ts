@@ -34,6 +34,8 @@ export interface Config {
   indexerPort: number;
   /** The simulated chain's JSON-RPC port (`npm start`, `npm run chain`). */
   chainRpcPort: number;
+  /** Where it listens: loopback unless `CHAIN_RPC_HOST` says wider (D-270). */
+  chainRpcHost: string;
   /** Rows the indexer keeps in memory across batches to apply the next batch ahead (0: off). */
   indexerCacheRows: number;
   rateLimit: {
@@ -112,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiPort: env.API_PORT !== undefined && env.API_PORT !== '' ? v.API_PORT : (v.PORT ?? v.API_PORT),
     indexerPort: v.INDEXER_PORT,
     chainRpcPort: v.CHAIN_RPC_PORT,
+    chainRpcHost: v.CHAIN_RPC_HOST,
     indexerCacheRows: v.INDEXER_CACHE_ROWS,
     rateLimit: {
       windowMs,

@@ -62,7 +62,7 @@ async function startChain(opts: { programId: string; dataDir: string; port: numb
     cwd: ROOT,
     detached: true,
     execArgv: ['--import', 'tsx'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PROGRAM_ID: opts.programId, API_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PROGRAM_ID: opts.programId, CHAIN_RPC_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', log, log, 'ipc'],
   });
   closeSync(log);
@@ -164,8 +164,9 @@ export async function startTenant(opts: TenantRunOptions) {
             const env = resolveEnv(c, { namespace, configMaps, secrets, fields: { 'metadata.name': name, 'metadata.namespace': namespace, 'status.podIP': ip } });
             for (const [k, v] of Object.entries(env)) env[k] = mapMounts(resolveServiceHosts(v, hosts), mounts);
             const cmd = localCommand(c.command, c.args, ROOT);
-            // A pod's processes listen on its own address: the one thing its network namespace would give them.
-            return { ...cmd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, API_HOST: ip } };
+            // A pod's processes listen on its own address: the one thing its network namespace would give them
+            // (the chain's pod asks for every interface, which here would be the machine's).
+            return { ...cmd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, API_HOST: ip, ...(env.CHAIN_RPC_HOST === undefined ? {} : { CHAIN_RPC_HOST: ip }) } };
           },
           onEvent: (e) => {
             events.push(e);

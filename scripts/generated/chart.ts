@@ -6,7 +6,7 @@ import { CHAIN_STORAGE } from '../../cdk8s/lib/chain';
 import { tenantAclCommand } from '../../cdk8s/lib/redis-users';
 import { tenantAclUser } from '../../core/redis/acl';
 import { ACL_CHECKSUM_ANNOTATION, DEV_REDIS, devRedisAclFile, devStoreUrls, REDIS_ACL_ARGS, REDIS_ARGS } from '../../cdk8s/lib/dev-stores';
-import { CHAIN_DATA_DIR, SECRET_REFS, secretSettingsOf, type KitProcess } from '../../cdk8s/lib/settings-env';
+import { CHAIN_DATA_DIR, CHAIN_LISTEN_HOST, SECRET_REFS, secretSettingsOf, type KitProcess } from '../../cdk8s/lib/settings-env';
 import { CHAIN_RESOURCES, CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
 import { METRICS, METRIC_LABELS, METRIC_SERVICES, type MetricKey } from '../../core/telemetry/metrics';
 import { EnvironmentSchema } from '../../cdk8s/lib/values';
@@ -56,7 +56,7 @@ export function serviceFactsJson(): string {
       ]),
     ),
     // A simulator-source tenant's chain (cdk8s/lib/chain.ts).
-    chain: { dataDir: CHAIN_DATA_DIR, storage: CHAIN_STORAGE, paths: CHAIN_PATHS, resources: CHAIN_RESOURCES },
+    chain: { dataDir: CHAIN_DATA_DIR, listenHost: CHAIN_LISTEN_HOST, storage: CHAIN_STORAGE, paths: CHAIN_PATHS, resources: CHAIN_RESOURCES },
     metrics: Object.fromEntries((Object.keys(METRICS) as MetricKey[]).map((k) => [k, METRICS[k].name])),
     metricLabels: METRIC_LABELS,
     metricServices: METRIC_SERVICES,

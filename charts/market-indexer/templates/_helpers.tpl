@@ -122,6 +122,7 @@ in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process
 {{- else if eq .process "chain" -}}
 {{- $_ := set $data "CHAIN_RPC_PORT" (include "market-indexer.envValue" $facts.ports.chain) -}}
 {{- $_ := set $data "DATA_DIR" $facts.chain.dataDir -}}
+{{- $_ := set $data "CHAIN_RPC_HOST" $facts.chain.listenHost -}}
 {{- else -}}
 {{- $_ := set $data "INDEXER_PORT" (include "market-indexer.envValue" $facts.ports.indexer) -}}
 {{- end -}}

@@ -17,8 +17,8 @@ export const DEFAULT_INDEXER_CACHE_ROWS = 100_000;
 export const LISTEN_SETTINGS = {
   API_HOST: spec<string, SettingOptions<string> & { default: string }>(Joi.string().hostname(), { type: 'string' }, 'host name or address', {
     default: '0.0.0.0',
-    readBy: [...BOTH, 'chain'],
-    description: 'listen address of the API, of the indexer\'s own port and of the simulated chain\'s RPC',
+    readBy: [...BOTH],
+    description: 'listen address of the API and of the indexer\'s own port',
   }),
   API_PORT: int({
     min: 0,
@@ -49,6 +49,14 @@ export const LISTEN_SETTINGS = {
     readBy: ['chain', 'embedded'],
     description:
       "the simulated chain's Solana JSON-RPC port, HTTP and WebSocket on one port (8899, a local validator's); `npm start` serves it beside the API, `npm run chain` alone (D-211)",
+  }),
+  // Loopback unless told: the chain takes any signed transaction and serves every account, a
+  // surface for the machine's own tools, not its network (D-270). The kit's chain pod sets it.
+  CHAIN_RPC_HOST: spec<string, SettingOptions<string> & { default: string }>(Joi.string().hostname(), { type: 'string' }, 'host name or address', {
+    default: '127.0.0.1',
+    readBy: ['chain', 'embedded'],
+    description:
+      "listen address of the simulated chain's RPC; loopback unless set (`0.0.0.0`: every interface, as the kit's chain pod does); the banner says which (D-270)",
   }),
   INDEXER_CACHE_ROWS: int({
     min: 0,
