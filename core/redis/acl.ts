@@ -14,6 +14,7 @@ import { createKeys } from './keys';
  *   commands, less everything `@admin` or `@dangerous` (CONFIG, FLUSHALL, KEYS, DEBUG, CLIENT
  *   KILL…), less SCAN and RANDOMKEY (they list every tenant's key names, which hold client
  *   addresses and wallets), plus INFO (ioredis's ready check) and TIME (the scripts read Redis's clock, D-52, D-102).
+ * - Less what those categories allow that reaches past the tenant's prefix (`SERVER_WIDE_DENIED`).
  *
  * What is given up: the API's start-up check of `maxmemory-policy` and persistence needs CONFIG
  * GET, which would also show the server's `requirepass`; with this user it logs one `warn` that it
@@ -21,6 +22,24 @@ import { createKeys } from './keys';
  * needs `CLUSTER_ACL_COMMANDS`.
  */
 export const ACL_COMMANDS = ['-@all', '+@read', '+@write', '+@keyspace', '+@pubsub', '+@scripting', '+@transaction', '+@connection', '-@admin', '-@dangerous', '-scan', '-randomkey', '+info', '+time'] as const;
+
+/**
+ * What `@connection`, `@pubsub`, `@scripting` and `@keyspace` allow (Redis 7.0, less `@admin` and
+ * `@dangerous`) that names or acts on other tenants' keys, channels or scripts (issue 41, D-280);
+ * key and channel patterns do not apply to these, the server's state is not per user:
+ * - `CLIENT TRACKING` (with `BCAST` and no prefix, every invalidated key name of the server) and
+ *   `CLIENT CACHING`, which only serves it;
+ * - `PUBSUB` (CHANNELS, NUMSUB, NUMPAT, SHARDCHANNELS, SHARDNUMSUB: every tenant's channel names);
+ * - `SCRIPT FLUSH`, `SCRIPT KILL` (another client's script), `SCRIPT DEBUG` (SYNC blocks the server);
+ * - `FUNCTION` and `FCALL`/`FCALL_RO`: one library namespace for the whole server; the processes use none;
+ * - `DBSIZE`: the number of every tenant's keys.
+ * Left allowed, and why: `INFO` (ioredis's ready check; sections of counts, no names), `SELECT` (key
+ * patterns hold in every database), `CLIENT INFO/ID/GETNAME/SETNAME/REPLY` (the caller's own
+ * connection), `SCRIPT LOAD/EXISTS` (ioredis loads the processes' scripts; a SHA names no key).
+ * Already denied by `-@admin`/`-@dangerous`: `CLIENT LIST/KILL/PAUSE/UNBLOCK`, `MONITOR`, `KEYS`,
+ * `SLOWLOG`, `SORT`, `MIGRATE`, `FLUSHALL/FLUSHDB`; by the rules above: `SCAN`, `RANDOMKEY`.
+ */
+export const SERVER_WIDE_DENIED = ['-client|tracking', '-client|caching', '-pubsub', '-script|flush', '-script|kill', '-script|debug', '-function', '-fcall', '-fcall_ro', '-dbsize'] as const;
 
 /**
  * The channel kinds whose patterns (`market:*`, `orderbook:*`) the API PSUBSCRIBEs: the hot-read
@@ -43,6 +62,7 @@ export function tenantAclRules(tenant: string, opts: { cluster?: boolean } = {})
     `&${keys.prefix}*`,
     ...PSUBSCRIBED_KINDS.map((k) => `&${keys.channel(channelPattern(k))}`),
     ...ACL_COMMANDS,
+    ...SERVER_WIDE_DENIED,
     ...(opts.cluster ? CLUSTER_ACL_COMMANDS : []),
   ];
 }

@@ -1,3 +1,4 @@
+import { connect as tcpConnect, type Socket } from 'node:net';
 import Redis from 'ioredis';
 import { tenantAclRules, tenantAclUser } from '../../core/redis/acl';
 import { createRedis, redisReady, type Redis as AppRedis } from '../../core/redis/client';
@@ -120,5 +121,74 @@ describe('one Redis ACL user per tenant (a redis-server of the suite\'s own)', (
     }
     expect(await admin.get(`${other.prefix}secret`)).toBe('b');
     expect(new Set((await aclLog()).map((e) => e.username))).toEqual(new Set([tenantAclUser(a)]));
+  });
+
+  /** A raw RESP connection as tenant A's user: every byte the server sends it is kept, push messages (RESP3) included. */
+  async function rawAs(t: string) {
+    const socket: Socket = await new Promise((resolve, reject) => {
+      const s = tcpConnect(server.port, '127.0.0.1', () => resolve(s)).on('error', reject);
+    });
+    let received = '';
+    let waiting: { mark: string; resolve: () => void } | undefined;
+    socket.on('data', (d) => {
+      received += d.toString('latin1');
+      if (waiting && received.includes(waiting.mark)) waiting.resolve();
+    });
+    /** Sends a command, then an ECHO of a fresh mark, and waits for the mark: the command's answer came before it. */
+    let n = 0;
+    const send = (...args: string[]) => new Promise<string>((resolve) => {
+      const mark = `mark-${++n}-${Date.now()}`;
+      const from = received.length;
+      const encode = (a: string[]) => `*${a.length}\r\n${a.map((x) => `$${Buffer.byteLength(x)}\r\n${x}\r\n`).join('')}`;
+      // The answer ends where the ECHO's bulk string (`$<length>\r\n<mark>`) begins.
+      waiting = { mark, resolve: () => resolve(received.slice(from, received.lastIndexOf('$', received.indexOf(mark)))) };
+      socket.write(encode(args) + encode(['ECHO', mark]));
+    });
+    return { send, received: () => received, close: () => socket.destroy() };
+  }
+
+  it('shows a tenant\'s user none of another tenant\'s key names, channels or clients (issue 41: tracking, PUBSUB, KEYS, SCAN, CLIENT LIST)', async () => {
+    const spy = await rawAs(a);
+    expect(await spy.send('HELLO', '3', 'AUTH', tenantAclUser(a), password(a))).toContain('proto');
+    const attempts = [
+      ['CLIENT', 'TRACKING', 'ON', 'BCAST'],
+      ['CLIENT', 'TRACKING', 'ON', 'BCAST', 'PREFIX', createKeys(b).prefix],
+      ['PUBSUB', 'CHANNELS', '*'],
+      ['PUBSUB', 'NUMSUB', createKeys(b).channel('market:42')],
+      ['PUBSUB', 'NUMPAT'],
+      ['PUBSUB', 'SHARDCHANNELS'],
+      ['SCRIPT', 'FLUSH'],
+      ['FUNCTION', 'FLUSH'],
+      ['FUNCTION', 'LIST'],
+      ['DBSIZE'],
+    ];
+    for (const cmd of attempts) expect([cmd.join(' '), (await spy.send(...cmd)).slice(0, 7)]).toEqual([cmd.join(' '), '-NOPERM']);
+    // Another tenant's real traffic: signed requests (nonces, rate counters), /ws (a lease per address, a subscription), live updates.
+    const hostB = await api(b);
+    const w = testWallet();
+    for (const nonce of [`spy-1-${Date.now()}`, `spy-2-${Date.now()}`]) {
+      expect((await fetch(`http://${hostB}/api/v1/stats`, { headers: walletHeaders(w, 'GET /stats', { nonce }) })).status).toBe(200);
+    }
+    const onB = await WsClient.open(`ws://${hostB}/ws`);
+    await onB.next((m) => m.type === 'connected');
+    await onB.request({ type: 'subscribe', channel: 'market:42' });
+    await createRedisUpdateLog({ redis: await connect(b), keys: createKeys(b) }).append([{ channel: 'market:42', slot: 3, data: { marketId: '42', field: 'state', value: 1 } }]);
+    await onB.next((m) => m.type === 'update');
+    // There was something to see: B's keys and channels exist (as the admin sees them).
+    const prefixB = createKeys(b).prefix;
+    expect((await admin.keys(`${prefixB}*`)).length).toBeGreaterThan(0);
+    expect(((await admin.call('PUBSUB', 'CHANNELS', `${prefixB}*`)) as string[]).length).toBeGreaterThan(0);
+    // The listings a spy would try after it: each refused, and nothing received names B.
+    for (const cmd of [['KEYS', '*'], ['KEYS', `${prefixB}*`], ['SCAN', '0', 'MATCH', `${prefixB}*`], ['CLIENT', 'LIST'], ['PUBSUB', 'CHANNELS', `${prefixB}*`]]) {
+      expect([cmd.join(' '), (await spy.send(...cmd)).slice(0, 7)]).toEqual([cmd.join(' '), '-NOPERM']);
+    }
+    expect(spy.received()).not.toContain(prefixB);
+    expect(spy.received()).not.toContain(tenantAclUser(b));
+    // A's own scripts, subscriptions and streams still work on this connection.
+    expect(await spy.send('EVAL', "return redis.call('INCR', KEYS[1])", '1', `${createKeys(a).prefix}spy`)).toBe(':1\r\n');
+    expect(await spy.send('XADD', `${createKeys(a).prefix}spy-stream`, '*', 'f', 'v')).toMatch(/^\$\d+\r\n\d+-\d+\r\n$/);
+    expect(await spy.send('SUBSCRIBE', createKeys(a).channel('market:42'))).toContain('subscribe');
+    spy.close();
+    await onB.close();
   });
 });
