@@ -9,6 +9,16 @@ export { APP_NAME, ENVIRONMENT_LABEL, LABEL_PREFIX, NAMES, namespaceOf, TENANT_L
 
 export type Component = 'api' | 'indexer' | 'chain' | 'postgres' | 'redis';
 
+/**
+ * Pod Security Admission's labels on every namespace the kit makes: the API server itself refuses
+ * any pod below the restricted profile, at the newest version of it. The operator's admission
+ * policy on namespaces requires exactly these (operator-admission.ts, D-275).
+ */
+export const POD_SECURITY_LABELS: Readonly<Record<string, string>> = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+};
+
 export interface LabelContext {
   /** Absent on the environment's cluster-level objects, which serve every tenant. */
   tenant?: string;

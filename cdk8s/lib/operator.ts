@@ -77,9 +77,11 @@ export class MarketIndexerOperator extends Construct {
     });
 
     if (op.admissionPolicy) {
-      const [policy, binding] = operatorAdmissionObjects(ns, labels);
+      const [policy, binding, nsPolicy, nsBinding] = operatorAdmissionObjects(ns, labels);
       new ApiObject(this, 'admission-policy', policy as never);
       new ApiObject(this, 'admission-policy-binding', binding as never);
+      new ApiObject(this, 'namespace-admission-policy', nsPolicy as never);
+      new ApiObject(this, 'namespace-admission-policy-binding', nsBinding as never);
     }
 
     const settings = operatorSettings(ctx);

@@ -7,7 +7,7 @@ import { createTenantContext, type TenantContext } from './context';
 import { DevStores } from './dev-stores';
 import { IndexerWorkload } from './indexer';
 import { TenantMonitoring } from './monitoring';
-import { commonLabels, NAMES } from './names';
+import { commonLabels, NAMES, POD_SECURITY_LABELS } from './names';
 import { TenantNetworkPolicies } from './network';
 import { TenantQuota } from './quota';
 import { resolveTenant } from './resolve';
@@ -51,8 +51,7 @@ export class MarketIndexerTenant extends Construct {
         labels: {
           ...commonLabels(ctx.labels),
           // The API server itself refuses any pod below the restricted profile.
-          'pod-security.kubernetes.io/enforce': 'restricted',
-          'pod-security.kubernetes.io/enforce-version': 'latest',
+          ...POD_SECURITY_LABELS,
         },
       },
     });

@@ -32,6 +32,12 @@ export function checkName(t: ResourceType, name: string | undefined): string {
 export function admit(t: ResourceType, obj: Json, old: Json | undefined, schema: CompiledSchema | undefined): void {
   // The real server's defaulting for a built-in kind users create by hand.
   if (t.group === '' && t.kind === 'Secret' && !obj.type) obj.type = 'Opaque';
+  // Every namespace carries its name as a label, set (and set back) by the server's defaulting,
+  // which runs before admission: policies and selectors see it.
+  if (t.group === '' && t.kind === 'Namespace') {
+    const m = meta(obj);
+    m.labels = { ...(m.labels as Json | undefined), 'kubernetes.io/metadata.name': m.name };
+  }
   if (t.kind === 'CustomResourceDefinition') {
     const types = typesOfCrd(obj as Parameters<typeof typesOfCrd>[0]);
     for (const nt of types) {

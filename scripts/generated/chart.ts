@@ -63,11 +63,12 @@ export function serviceFactsJson(): string {
     // The operator's ClusterRole (scope cluster), tenant ClusterRole (tenant) and Role (platform);
     // resourceNames by reference (templates/operator.yaml names them).
     operatorPermissions: OPERATOR_PERMISSIONS.map((p) => ({ group: p.group, resource: p.resource, verbs: p.verbs, scope: p.scope, ...(p.resourceNames ? { resourceNames: p.resourceNames } : {}) })),
-    // The admission policy on the operator's RoleBindings (cdk8s/lib/operator-admission.ts), for
-    // the namespace `namespacePlaceholder` stands for.
+    // The admission policies on the operator's RoleBindings and namespaces
+    // (cdk8s/lib/operator-admission.ts), for the namespace `namespacePlaceholder` stands for.
     operatorAdmission: (() => {
-      const [policy, binding] = operatorAdmissionObjects(NAMESPACE_PLACEHOLDER, {});
-      return { namespacePlaceholder: NAMESPACE_PLACEHOLDER, name: (policy.metadata as { name: string }).name, policySpec: policy.spec, bindingSpec: binding.spec };
+      const objects = operatorAdmissionObjects(NAMESPACE_PLACEHOLDER, {}) as { metadata: { name: string }; spec: unknown }[];
+      const policies = objects.filter((_, i) => i % 2 === 0).map((policy, i) => ({ name: policy.metadata.name, policySpec: policy.spec, bindingSpec: objects[2 * i + 1]!.spec }));
+      return { namespacePlaceholder: NAMESPACE_PLACEHOLDER, policies };
     })(),
     // The load test's TestRun (cdk8s/lib/load-test.ts).
     loadTest: { trendStats: K6_TREND_STATS, k6Uid: K6_UID, k6ApiPort: K6_API_PORT },

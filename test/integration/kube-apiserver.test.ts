@@ -195,11 +195,11 @@ describe('test API server, driven by the real kubectl', () => {
   });
 
   it("takes the kit's ValidatingAdmissionPolicy with kubectl apply, and answers a write a policy denies as the real server does", async () => {
-    // The prod platform's policy on the operator's RoleBindings (D-260): it concerns only the
-    // operator's ServiceAccount, so kubectl's own bindings pass.
+    // The prod platform's policies on the operator's RoleBindings and namespaces (D-260, D-275):
+    // they concern only the operator's ServiceAccount, so kubectl's own bindings pass.
     const platform = synthEnvironment(ENVIRONMENTS.prod!, 'prod').find((f) => f.name === 'platform.yaml')!.objects as Json[];
     const admission = platform.filter((o) => (o.apiVersion as string).startsWith('admissionregistration.k8s.io/'));
-    expect(admission.map((o) => o.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    expect(admission.map((o) => o.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const applied = await kubectl('apply', '--server-side', '-f', file('admission.yaml', admission.map((o) => stringify(o)).join('---\n')));
     expect([applied.code, applied.err]).toEqual([0, '']);
     const reader = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'reader', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: 'default' }] };

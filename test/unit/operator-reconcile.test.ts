@@ -26,7 +26,7 @@ describe('reconcile step: finalizer', () => {
 
   const deleted = (deletionPolicy: 'Retain' | 'Delete') =>
     marketIndexer('demo', { deletionPolicy }, { finalizers: [FINALIZER], deletionTimestamp: '2025-01-01T00:00:00Z' });
-  const ns = object('v1', 'Namespace', undefined, 'mi-demo', { owner: ownerRef(), labels: { tenant: 'demo' } });
+  const ns = object('v1', 'Namespace', undefined, 'mi-demo', { owner: ownerRef(), labels: { tenant: 'demo', 'app.kubernetes.io/managed-by': 'market-indexer-operator' } });
   const children = [
     object('v1', 'ConfigMap', 'mi-demo', 'market-indexer-api', { owner: ownerRef() }),
     object('v1', 'Secret', 'mi-demo', 'market-indexer', { owner: ownerRef() }),
@@ -58,7 +58,9 @@ describe('reconcile step: finalizer', () => {
     const { kube, access, outcome } = await run(deleted('Retain'));
     expect(outcome).toEqual({ result: 'finalized' });
     expect(show(kube.writes())).toEqual(['mergePatch Namespace mi-demo', 'delete ConfigMap mi-demo/market-indexer-api', 'mergePatch Secret mi-demo/market-indexer', 'mergePatch MarketIndexer demo']);
+    // Neither owned nor labelled as the operator's: no proof left for its admission policy (D-276).
     expect(kube.find('Namespace', undefined, 'mi-demo')!.metadata.ownerReferences).toEqual([]);
+    expect(kube.find('Namespace', undefined, 'mi-demo')!.metadata.labels).toEqual({ tenant: 'demo' });
     expect(kube.find('ConfigMap', 'mi-demo', 'by-hand')).toBeDefined();
     expect(access.log).toEqual(['ensure mi-demo', 'release mi-demo']);
   });
