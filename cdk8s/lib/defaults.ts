@@ -1,5 +1,6 @@
 import { SETTINGS } from '../../core/config/settings';
 import { SYNCED_MAX_SLOT_LAG } from '../../core/health';
+import { RELEASE_VERSION } from '../../core/release';
 import { RULE_DEFAULTS } from '../../observability/prometheus/rules';
 import type { PlatformValues, TenantValues } from './values';
 
@@ -12,7 +13,7 @@ export const DEFAULT_SECRET_NAME = 'market-indexer';
  * same values (a test keeps them equal).
  */
 export const TENANT_DEFAULTS: TenantValues = {
-  image: { repository: 'ghcr.io/market-indexer/market-indexer', tag: '0.1.0', pullPolicy: 'IfNotPresent' },
+  image: { repository: 'ghcr.io/market-indexer/market-indexer', tag: RELEASE_VERSION, pullPolicy: 'IfNotPresent' },
   variant: 'v1',
   source: {
     type: 'rpc',

@@ -7,6 +7,7 @@ import { KIT_IMPORTS, kitImports } from './kit-imports';
 import { withSettingsTable } from './configuration-doc';
 import { withPermissionsTable } from './operator-doc';
 import { withDecisionsIndex } from './decisions-index';
+import { chartArchiveWithVersion, chartYamlWithVersion, imageTagWithVersion } from './release';
 import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
 import { bundleK6Sync, K6_SHARED } from '../../loadtest/k6-build';
@@ -69,12 +70,31 @@ export const GENERATED_FILES: GeneratedFile[] = [
     source: 'cdk8s/lib/values.ts',
     content: valuesSchemaJson,
   },
+  // The release's version (D-310): package.json's, written where Helm and the docs need it literally.
+  {
+    path: 'charts/market-indexer/Chart.yaml',
+    part: 'version and appVersion',
+    source: 'package.json (its version)',
+    content: () => chartYamlWithVersion(read('charts/market-indexer/Chart.yaml')),
+  },
+  {
+    path: 'charts/market-indexer/values.yaml',
+    part: 'image.tag',
+    source: 'package.json (its version)',
+    content: () => imageTagWithVersion(read('charts/market-indexer/values.yaml')),
+  },
+  {
+    path: 'docs/deploy.md',
+    part: "the chart archive's name",
+    source: 'package.json (its version)',
+    content: () => chartArchiveWithVersion(read('docs/deploy.md')),
+  },
   // The chart's parameters table, from values.yaml's `# --` comments (helm-docs' convention), which must begin with the schema's descriptions.
   {
     path: 'charts/market-indexer/README.md',
-    part: 'the parameters table',
-    source: "charts/market-indexer/values.yaml (its `# --` comments), cdk8s/lib/values.ts (the descriptions they begin with)",
-    content: () => withValuesTable(read('charts/market-indexer/README.md'), read('charts/market-indexer/values.yaml')),
+    part: "the parameters table, the example's image tag and the archive's name",
+    source: "charts/market-indexer/values.yaml (its `# --` comments), cdk8s/lib/values.ts (the descriptions they begin with), package.json (its version)",
+    content: () => chartArchiveWithVersion(imageTagWithVersion(withValuesTable(read('charts/market-indexer/README.md'), read('charts/market-indexer/values.yaml')))),
   },
   {
     path: 'cdk8s/crds/marketindexer.yaml',

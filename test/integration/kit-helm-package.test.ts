@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CHART, ENVIRONMENT_NAMES, KUBE_VERSION, helm } from '../support/kit';
+import { RELEASE_VERSION } from '../../core/release';
 
 // The chart as users install it: the archive `helm package` makes (what a chart repository or
 // an OCI registry serves), linted and rendered as it is, and compared with the directory the
@@ -28,7 +29,7 @@ describe('helm package: the archive users install', () => {
     out = mkdtempSync(path.join(os.tmpdir(), 'chart-package-'));
     const res = await helm(['package', CHART, '--destination', out]);
     expect([res.code, res.stderr]).toEqual([0, '']);
-    archive = path.join(out, 'market-indexer-0.1.0.tgz');
+    archive = path.join(out, `market-indexer-${RELEASE_VERSION}.tgz`);
     expect(res.stdout.trim()).toBe(`Successfully packaged chart and saved it to: ${archive}`);
   });
   afterAll(() => rmSync(out, { recursive: true, force: true }));

@@ -1,9 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import Joi from 'joi';
 import { buildHealth } from '../../../core/health';
 import { indexerHealthInputs } from '../../../core/indexer-state';
 import { formatScaled } from '../../../core/oracle/pyth';
+import { RELEASE_VERSION } from '../../../core/release';
 import { base58Address, NO_PARAMS } from '../../http/validate';
 import { liveProgramConfig } from '../../read/queries/config';
 import { CANDLE_INTERVALS, candles, latestObservation, type CandleInterval } from '../../read/queries/oracle';
@@ -17,17 +16,8 @@ const unixSeconds = Joi.number().integer().min(0).max(100_000_000_000);
 /** `/protocol/stats` periods, in seconds. */
 export const STATS_PERIODS = { '1h': 3_600, '24h': 86_400, '7d': 604_800, '30d': 2_592_000 } as const;
 
-/** The service's version: the nearest package.json of this package, from source or from dist/. */
-function packageVersion(): string {
-  for (let dir = __dirname, i = 0; i < 6; i++, dir = path.dirname(dir)) {
-    const file = path.join(dir, 'package.json');
-    if (!existsSync(file)) continue;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-    if (pkg.name === 'market-indexer' && pkg.version) return pkg.version;
-  }
-  return 'unknown';
-}
-const VERSION = packageVersion();
+/** The service's version (package.json's, D-310). */
+const VERSION = RELEASE_VERSION;
 
 /** `/oracle/:feed` and its candles (D-150…D-152). */
 export function legacyOracleRoutes({ db }: RouteDeps): RouteDef[] {
