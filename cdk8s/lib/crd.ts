@@ -163,6 +163,7 @@ export function marketIndexerCrd(): Json {
           additionalPrinterColumns: [
             { name: 'Tenant', type: 'string', jsonPath: '.spec.tenant' },
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
             { name: 'Slot lag', type: 'integer', jsonPath: '.status.indexer.slotLag' },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],

@@ -10,15 +10,14 @@ import { bashBlocks, checkoutOf, commandsOf, machineLock, portFree, runCommand, 
 import { ROOT } from '../support/kit';
 import { waitFor } from '../support/tables';
 
-// What a newcomer types, as typed: the README's operator quick start, docs/operator.md's tenant,
+// What a newcomer types, as typed: docs/operator.md's quick start and tenant,
 // and the kubectl commands docs/deploy.md gives, run by bash against the test API server on the
-// README's port 6443 with its /tmp/kube.yaml. The only liberties: a checkout of its own for
+// quick start's port 6443 with its /tmp/kube.yaml. The only liberties: a checkout of its own for
 // dist/ (another suite rebuilds the real one), `npm ci` not run (this checkout is installed),
 // and, for docs/deploy.md's bare `kubectl`, the kit's kubectl on PATH and KUBECONFIG naming the
 // test API server, as a user's own kubectl and current context would.
 jest.setTimeout(90_000);
 
-const README = path.join(ROOT, 'README.md');
 const OPERATOR_DOC = path.join(ROOT, 'docs/operator.md');
 const DEPLOY_DOC = path.join(ROOT, 'docs/deploy.md');
 const KUBECONFIG = '/tmp/kube.yaml';
@@ -30,7 +29,7 @@ const getJson = async (p: string): Promise<Obj | undefined> => {
   return res.status === 200 ? ((await res.json()) as Obj) : undefined;
 };
 
-describe('the quick start as written: the README, docs/operator.md and docs/deploy.md commands, verbatim', () => {
+describe('the quick start as written: docs/operator.md and docs/deploy.md commands, verbatim', () => {
   let unlock: () => void;
   let checkout: { dir: string; remove: () => void };
   let binDir: string;
@@ -41,10 +40,10 @@ describe('the quick start as written: the README, docs/operator.md and docs/depl
   const ok = (r: Ran, command: string) => expect({ command, code: r.code, err: r.code === 0 ? '' : r.err }).toEqual({ command, code: 0, err: '' });
 
   beforeAll(async () => {
-    // The README's port and kubeconfig path are fixed: one run at a time on this machine.
+    // The quick start's port and kubeconfig path are fixed: one run at a time on this machine.
     unlock = await machineLock('market-indexer-quickstart', 120_000);
     for (const port of [6443, 3002]) {
-      await waitFor(`port ${port} (the README's API server, the operator's default OPERATOR_PORT) to be free`, () => portFree(port), 20_000);
+      await waitFor(`port ${port} (the quick start's API server, the operator's default OPERATOR_PORT) to be free`, () => portFree(port), 20_000);
     }
     rmSync(KUBECONFIG, { force: true });
     checkout = checkoutOf(ROOT);
@@ -60,25 +59,21 @@ describe('the quick start as written: the README, docs/operator.md and docs/depl
     unlock?.();
   });
 
-  const readme = () => bashBlocks(README, '## The operator: one small resource per tenant').map(commandsOf);
+  const quickStart = () => bashBlocks(OPERATOR_DOC, '## Try it on a laptop').slice(0, 2).map(commandsOf);
 
-  it('docs/operator.md starts with the same commands as the README', () => {
-    expect(bashBlocks(OPERATOR_DOC, '## Try it on a laptop').slice(0, 2).map(commandsOf)).toEqual(readme());
-  });
-
-  it('README, first terminal: the test API server says where it listens', async () => {
-    const [[server, ...more] = []] = readme();
+  it('docs/operator.md, first terminal: the test API server says where it listens', async () => {
+    const [[server, ...more] = []] = quickStart();
     expect(more).toEqual([]);
     expect(server).toMatch(/^npm run kube:test-apiserver -- /);
     const api = startCommand(server!, { cwd: checkout.dir, env: shell() });
     running.push(api);
-    // The line the README tells the reader to wait for.
+    // The line the quick start tells the reader to wait for.
     await api.waitForOutput(/test API server on http:\/\/127\.0\.0\.1:6443/);
     expect(existsSync(KUBECONFIG)).toBe(true);
   });
 
-  it('README, second terminal: the CRD and the namespace are created, and the operator leads', async () => {
-    const commands = readme()[1]!;
+  it('docs/operator.md, second terminal: the CRD and the namespace are created, and the operator leads', async () => {
+    const commands = quickStart()[1]!;
     const operator = commands.pop()!;
     expect(operator).toMatch(/^npm run operator -- /);
     for (const c of commands) ok(await run(c), c);
