@@ -11,6 +11,7 @@ import {
   signTransaction,
   type KeyPairSigner,
 } from '@solana/kit';
+import { checkBuiltTransaction, DEFAULT_MARKET_PROGRAM, expectedFor, TransactionRefused } from './check-tx';
 
 /**
  * A wallet as a market's users run one, against a tenant's API and its chain's RPC: it signs
@@ -68,6 +69,8 @@ export interface WalletClientOptions {
   domain?: string;
   /** The tenant's CHAIN_ID (default solana-mainnet). */
   chain?: string;
+  /** The market program the wallet signs for (default: the one the spec's IDL names); /tx/* answers calling anything else are refused. */
+  program?: string;
   fetch?: typeof fetch;
 }
 
@@ -130,10 +133,14 @@ export function createWalletClient(opts: WalletClientOptions) {
     signedRead: (path: string) => request('GET', path),
     /**
      * The whole loop of a trade: `/tx/<name>` builds the unsigned transaction on a recent
-     * blockhash, the wallet signs it and sends it to the chain. Returns its signature.
+     * blockhash, the wallet checks it is the instruction asked for (check-tx.ts, D-281), signs
+     * it and sends it to the chain. Returns its signature; throws TransactionRefused unsigned.
      */
     async send(name: TxName, body: Record<string, unknown>): Promise<string> {
-      const built = (await request('POST', `/tx/${name}`, body)) as { data: { transaction: string } };
+      const built = (await request('POST', `/tx/${name}`, body)) as { data?: { transaction?: unknown; accounts?: Record<string, string> } } | undefined;
+      if (typeof built?.data?.transaction !== 'string') throw new TransactionRefused(`POST /tx/${name} answered no transaction`);
+      const { expected, given } = expectedFor(name, body, built.data.accounts ?? {});
+      await checkBuiltTransaction({ transaction: built.data.transaction, wallet: signer.address, program: opts.program ?? DEFAULT_MARKET_PROGRAM, expected, given });
       const tx = getTransactionDecoder().decode(Buffer.from(built.data.transaction, 'base64'));
       const signed = await signTransaction([signer.keyPair], tx);
       return rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', preflightCommitment: 'confirmed' }).send();

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createWalletClient, generateWalletKey, walletKeyFromBytes, WalletRequestError, type WalletClient } from './client';
+import { plainHttpBeyondLoopback } from './check-tx';
 import { runTrade } from './trade';
 
 const USAGE = `usage: npm run wallet -- <command> [options]
@@ -18,7 +19,11 @@ commands:
   claim-payout --market M
   orders | positions            the wallet's orders or positions (signed reads)
 options:
-  --api URL        the tenant's API (default http://localhost:3000)
+  --api URL        the tenant's API (default http://localhost:3000); use https:// for anything
+                   but localhost: over http anyone on the way reads and changes what it answers
+  --program ID     the market program to sign for (default the spec's, HnWM49…): a transaction
+                   /tx/* builds is signed only if it is the instruction asked for, of this
+                   program, with the accounts the request implies; anything else is refused
   --rpc URL        the chain's JSON-RPC (default http://localhost:8899)
   --keypair FILE   Solana CLI keypair file (default .data/wallet.json; created when missing)
   --domain HOST    the auth messages' domain, one of the tenant's PUBLIC_HOSTS (default: the API's host)
@@ -30,6 +35,7 @@ function parse() {
     options: {
       api: { type: 'string', default: 'http://localhost:3000' },
       rpc: { type: 'string', default: 'http://localhost:8899' },
+      program: { type: 'string' },
       keypair: { type: 'string', default: path.join('.data', 'wallet.json') },
       domain: { type: 'string' },
       market: { type: 'string' },
@@ -80,7 +86,8 @@ async function main(): Promise<void> {
   // The tenant's chain id, from its public config: the auth messages must name it.
   const probe = createWalletClient({ api: o.api!, rpc: o.rpc!, key, domain: o.domain });
   const config = (await probe.read('/config').catch((err: Error) => fail(`cannot read ${o.api}/api/v1/config: ${err.message}`))) as { chainId?: string; data?: { chainId?: string } };
-  const wallet: WalletClient = createWalletClient({ api: o.api!, rpc: o.rpc!, key, domain: o.domain, chain: config.chainId ?? config.data?.chainId });
+  const wallet: WalletClient = createWalletClient({ api: o.api!, rpc: o.rpc!, key, domain: o.domain, chain: config.chainId ?? config.data?.chainId, program: o.program });
+  if (plainHttpBeyondLoopback(o.api!)) process.stderr.write(`warning: ${o.api} is plain http beyond this machine: use https://\n`);
   const need = (name: 'market' | 'price' | 'order-id') => o[name] ?? fail(`${command} needs --${name}`);
 
   switch (command) {

@@ -9,6 +9,7 @@ import { createRedisUpdateLog } from '../../core/redis/updates';
 import { buildProgramTransaction, createRpcChain } from '../../core/tx';
 import { createIndexer, type Indexer } from '../../indexer/indexer';
 import { createRpcSource } from '../../indexer/sources/rpc';
+import { createWalletClient, walletKeyFromBytes, type WalletClient } from '../../local/wallet/client';
 import { startApiServer } from '../../server/run';
 import { createLiveStores } from '../../server/stores';
 import { MarketSimulator } from '../../simulator/simulation';
@@ -38,6 +39,8 @@ describe('build → sign → send to the simulated chain → indexed → /orders
   const kp = nacl.sign.keyPair();
   const trader = { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
   let market: ReturnType<MarketSimulator['marketAccounts']>[number];
+  /** The trader as `npm run wallet` runs it: builds through /tx/*, checks what it got (D-281), signs, sends. */
+  let wallet: WalletClient;
 
   beforeAll(async () => {
     chain = createSimulatorRpcServer({ simulator: sim });
@@ -63,6 +66,7 @@ describe('build → sign → send to the simulated chain → indexed → /orders
     common.shutdown.add('live', () => live.close());
     const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: true, chain: createRpcChain({ url: endpoints.url }) });
     api = { url: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}/ws`, common };
+    wallet = createWalletClient({ api: api.url, rpc: endpoints.url, key: await walletKeyFromBytes(kp.secretKey), domain: 'localhost', program: PROGRAM_ID });
     await waitFor('the trading market indexed', async () => (await call(`${api.url}/api/v1/markets/${market.address}`)).body?.data?.market?.state === MarketState.Trading);
   });
   afterAll(async () => {
@@ -96,9 +100,8 @@ describe('build → sign → send to the simulated chain → indexed → /orders
       await ws.next((m) => m.type === 'connected');
       expect(await ws.request({ type: 'subscribe', channel })).toMatchObject({ type: 'subscribed', channel });
       const price = sim.tickSizeBps * 20;
-      const placed = await send('place_order', { owner: trader.address, market: market.address, settlement_mint: market.mint }, {
-        side: Side.BuyYes, priceBps: price, quantity: 3_000_000n, orderType: OrderType.Limit,
-      } as never);
+      // Through the API's /tx/place-order and the wallet's check.
+      const placed = await wallet.send('place-order', { market: market.address, side: 'buy_yes', priceBps: price, quantity: '3000000' });
       chain.advance(1);
       const bid = await ws.next((m) => m.type === 'update' && m.channel === channel && m.data.bestBid === price);
       expect(bid.data).toMatchObject({ marketId: market.marketId.toString(), bestBid: price, bestAsk: null });
@@ -136,11 +139,8 @@ describe('build → sign → send to the simulated chain → indexed → /orders
     expect(before.settled).toBe(false);
 
     const path = '/tx/claim-payout';
-    const built = await call(`${api.url}/api/v1${path}`, {
-      method: 'POST', headers: { ...walletHeaders(trader, `POST ${path}`), 'content-type': 'application/json' }, body: JSON.stringify({ market: market.address }),
-    });
-    expect(built.status).toBe(200);
-    const signature = await source.rpc.call<string>('sendTransaction', [signWireTransaction(built.body.data.transaction, trader.secretKey), { encoding: 'base64' }]);
+    // Built by the API, checked by the wallet (only the market program's claim_payout, its PDAs), signed, sent.
+    const signature = await wallet.send('claim-payout', { market: market.address });
     chain.advance(1);
     const after = await waitFor('the payout claimed', async () => (await positions()).find((p) => p.marketAddress === market.address && p.settled));
     const outcome = (await call(`${api.url}/api/v1/markets/${market.address}`)).body.data.market.outcome as Outcome;
