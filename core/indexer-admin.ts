@@ -5,12 +5,20 @@
  * D-165).
  */
 
-/** The advisory lock's key for a tenant (one writer per tenant). */
+/** The advisory lock's key for a tenant: the writer lease's second guard, and what a previous release's indexers wait on (D-300). */
 export const writerLockKey = (tenant: string) => `market-indexer:${tenant}`;
 
-/** The lock session's application name: the prefix says what it is, the rest which process (cut to PostgreSQL's 63 bytes). */
+/**
+ * The session every indexer keeps for the writer lease (the writer's renewals, a standby's
+ * polls): the prefix says what it is, the rest which process (cut to PostgreSQL's 63 bytes).
+ * The standby list is these sessions less the writer's (D-165, D-300).
+ */
 export const WRITER_LOCK_APPLICATION = 'market-indexer-writer-lock';
 export const writerLockApplicationName = (instance?: string) => (instance ? `${WRITER_LOCK_APPLICATION} ${instance}`.slice(0, 63) : WRITER_LOCK_APPLICATION);
+
+/** The indexer's pool sessions, named for the process so that a standby taking over from a hung writer can end them (D-300). */
+export const INDEXER_POOL_APPLICATION = 'market-indexer-indexer';
+export const indexerPoolApplicationName = (instance: string) => `${INDEXER_POOL_APPLICATION} ${instance}`.slice(0, 63);
 
 /** The PostgreSQL channel the API notifies when it records a dead-letter retry request. */
 export const RETRY_CHANNEL = 'dead_letter_retry';

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
@@ -10,7 +9,7 @@ import { createProjector, FencedError, type BatchResult, type PreparedBatch } fr
 import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../core/telemetry/trace-chain';
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';
-import { acquireWriterLock, type WriterLock } from './writer-lock';
+import { acquireWriterLease, writerInstance, type WriterLease } from './writer-lease';
 
 export type IndexerRole = 'starting' | 'standby' | 'writer' | 'stopped' | 'failed';
 
@@ -39,10 +38,12 @@ export function createIndexer(opts: {
   updates: UpdateLog | undefined;
   source: Source;
   heartbeatMs?: number;
+  /** This process as the lease and its sessions name it (default host:pid). */
+  instance?: string;
 }): Indexer {
   const { common, db, source } = opts;
   const { logger, metrics, config } = common;
-  const writerId = `${hostname()}:${process.pid}`;
+  const writerId = opts.instance ?? writerInstance();
   const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name, cacheRows: config.indexerCacheRows });
   const publisher = createPublisher({ updates: opts.updates, logger, metrics });
   // Every path's counter exists from the start (a rule or a panel sees its first increase).
@@ -55,7 +56,7 @@ export function createIndexer(opts: {
   const listeners: ((r: BatchResult, publishMs: number) => void)[] = [];
   const st: IndexerStatus = { role: 'starting', lastProcessedSlot: null, chainTip: null, lastError: null };
   let running: Promise<void> | undefined;
-  let lock: WriterLock | undefined;
+  let lock: WriterLease | undefined;
   // A ring in memory, written with the heartbeat: a commit pays one array push for it (D-165).
   const recent: BatchTiming[] = [];
   const tracer = trace.getTracer('market-indexer/indexer');
@@ -90,22 +91,24 @@ export function createIndexer(opts: {
     return publishMs;
   }
 
-  async function heartbeat(): Promise<void> {
+  async function heartbeat(epoch: number): Promise<void> {
     try {
       st.chainTip = await source.chainTip();
     } catch {
       // The source counts its own RPC errors; the tip just stays unknown.
     }
     if (st.chainTip !== null && st.lastProcessedSlot !== null) metrics.indexerSlotLag.set(Math.max(0, st.chainTip - st.lastProcessedSlot));
-    if (st.role !== 'writer') return;
+    if (st.role !== 'writer' || !lock?.valid()) return;
     await db
       .none(
         `INSERT INTO indexer_status (id, writer_id, chain_tip_slot, rpc_connected, started_at, heartbeat_at, recent_batches)
          VALUES (1, $1, $2, $3, now(), now(), $4)
          ON CONFLICT (id) DO UPDATE SET writer_id = EXCLUDED.writer_id, chain_tip_slot = EXCLUDED.chain_tip_slot,
            rpc_connected = EXCLUDED.rpc_connected, heartbeat_at = now(), recent_batches = EXCLUDED.recent_batches,
-           started_at = CASE WHEN indexer_status.writer_id = EXCLUDED.writer_id THEN indexer_status.started_at ELSE now() END`,
-        [writerId, st.chainTip, source.connected(), JSON.stringify(recent)],
+           started_at = CASE WHEN indexer_status.writer_id = EXCLUDED.writer_id THEN indexer_status.started_at ELSE now() END
+         WHERE (SELECT token FROM writer_lease WHERE id = 1) = $5`,
+        // Only the lease's holder tells who writes: a writer woken after losing it does not.
+        [writerId, st.chainTip, source.connected(), JSON.stringify(recent), epoch],
       )
       .catch((err: unknown) => {
         metrics.storeErrors.inc({ store: STORES.postgres });
@@ -116,23 +119,35 @@ export function createIndexer(opts: {
   async function loop(): Promise<void> {
     metrics.indexerIsWriter.set(0);
     st.role = 'standby';
-    lock = await acquireWriterLock({
+    lock = await acquireWriterLease({
       databaseUrl: opts.databaseUrl,
       tenant: config.tenantId,
       instance: writerId,
+      timing: config.writerLease,
       signal: controller.signal,
       onWaiting: () => logger.info('another indexer is writing; waiting as hot standby'),
+      onTakeOver: ({ holder, terminated }) => {
+        metrics.indexerLeaseTakeovers.inc();
+        logger.warn({ holder, terminated }, 'writer lease expired: ending the hung writer\'s sessions and taking over');
+      },
+      onRenewFailed: (err) => {
+        metrics.storeErrors.inc({ store: STORES.postgres });
+        logger.warn({ err }, 'writer lease renewal failed; retried until the renew deadline');
+      },
     });
     if (!lock) return;
     st.role = 'writer';
     st.lastProcessedSlot = lock.cursor.lastSlot;
     metrics.indexerIsWriter.set(1);
     metrics.indexerLastProcessedSlot.set(lock.cursor.lastSlot);
-    logger.info({ epoch: lock.epoch, fromSlot: lock.cursor.lastSlot }, 'writer lock acquired');
-    void lock.lost.then((err) => {
+    metrics.indexerLeaseToken.set(lock.epoch);
+    logger.info({ epoch: lock.epoch, fromSlot: lock.cursor.lastSlot }, 'writer lease acquired');
+    const held = lock;
+    void held.lost.then((err) => {
       if (st.role === 'writer' && !controller.signal.aborted) {
-        logger.error({ err }, 'writer lock lost; stopping');
-        st.lastError = 'writer lock lost';
+        logger.error({ err: err.message }, 'writer lease lost; stepping down');
+        st.lastError = 'writer lease lost';
+        metrics.indexerIsWriter.set(0);
         controller.abort();
       }
     });
@@ -154,7 +169,7 @@ export function createIndexer(opts: {
           for (const d of done) {
             logger.info({ request: d.requestId, deadLetter: d.deadLetterId, outcome: d.outcome, reason: d.reason }, 'dead-letter retry settled');
             metrics.indexerDeadLetterRetries.inc({ outcome: d.outcome });
-            if (d.messages.length) publishing = publishing.then(() => publisher.publish(d.messages, performance.now()).then(() => undefined));
+            if (d.messages.length && held.valid()) publishing = publishing.then(() => publisher.publish(d.messages, performance.now()).then(() => undefined));
           }
         } while (settleAgain && !controller.signal.aborted);
       })()
@@ -169,10 +184,10 @@ export function createIndexer(opts: {
     const tick = () => {
       settleRetries();
       // Not awaited: a slow or unreachable RPC must not delay indexing.
-      void heartbeat();
+      void heartbeat(epoch);
       // Updates a failed publish kept go out now rather than with a batch that may be long in
       // coming on a quiet chain; in order, behind any publish under way.
-      if (publisher.unsent() > 0) publishing = publishing.then(() => publisher.publish([], performance.now()).then(() => undefined));
+      if (publisher.unsent() > 0 && held.valid()) publishing = publishing.then(() => publisher.publish([], performance.now()).then(() => undefined));
     };
     tick();
     const timer = setInterval(tick, opts.heartbeatMs ?? 5_000);
@@ -186,6 +201,9 @@ export function createIndexer(opts: {
         const spanContext = trace.setSpan(ROOT_CONTEXT, span);
         let result: BatchResult;
         try {
+          // PostgreSQL refuses the commit of a writer whose lease lapsed (cursor.ts); this
+          // spares the round trip when the process already knows.
+          if (!held.valid()) throw new FencedError('the writer lease lapsed before this commit');
           result = span.isRecording()
             ? await context.with(spanContext, () => projector.commit(prepared, { writerEpoch: epoch }))
             : await projector.commit(prepared, { writerEpoch: epoch });
@@ -239,6 +257,9 @@ export function createIndexer(opts: {
         // and at most one runs behind the commits, so Redis trouble cannot queue up batches.
         const previous = publishing;
         publishing = previous.then(async () => {
+          // A writer that lost the lease publishes nothing more: its successor publishes from
+          // the tables, and a late update could supersede a newer one on the clients.
+          if (!held.valid()) return;
           const publishMs = await publishTraced(span, result, committedAt);
           for (const l of listeners) l(result, publishMs);
         });
@@ -269,7 +290,7 @@ export function createIndexer(opts: {
       await queued;
       await settling;
       await publishing;
-      await heartbeat();
+      await heartbeat(epoch);
     } finally {
       clearInterval(timer);
     }
@@ -281,14 +302,21 @@ export function createIndexer(opts: {
         () => {
           metrics.indexerIsWriter.set(0);
           // Losing the lock ends the loop like a shutdown would, but it is a failure.
-          if (st.lastError === 'writer lock lost') {
+          if (st.lastError === 'writer lease lost') {
             st.role = 'failed';
-            throw new Error('writer lock lost');
+            throw new Error('writer lease lost');
           }
           st.role = 'stopped';
         },
         (err: unknown) => {
           st.role = 'failed';
+          metrics.indexerIsWriter.set(0);
+          // A commit refused because the lease lapsed ends the loop before the lease's own
+          // notice does: either way this process stepped down.
+          if (st.lastError === 'writer lease lost' || (lock && !lock.valid())) {
+            st.lastError = 'writer lease lost';
+            throw new Error('writer lease lost', { cause: err });
+          }
           st.lastError = err instanceof FencedError ? 'fenced: another writer took over' : 'indexer loop failed';
           metrics.indexerIsWriter.set(0);
           throw err;

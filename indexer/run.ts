@@ -3,6 +3,7 @@ import type { Config } from '../core/config';
 import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
+import { indexerPoolApplicationName } from '../core/indexer-admin';
 import { createCommon, exitWith, requireAllowed, requireSettings } from '../core/process';
 import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog, createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
@@ -11,6 +12,7 @@ import { createKeys } from '../core/redis/keys';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createIndexerHttp } from './http';
 import { createIndexer } from './indexer';
+import { writerInstance } from './writer-lease';
 import { createOracleIngest, runOracleIngest } from './oracle';
 import { createRpcSource } from './sources/rpc';
 import type { Source } from './sources/types';
@@ -41,7 +43,9 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
   try {
     const { applied } = await migrate({ databaseUrl });
     if (applied.length) logger.info({ applied }, 'migrations applied');
-    const database = createDatabase({ url: databaseUrl, poolMax: config.databasePoolMax, applicationName: 'market-indexer-indexer' });
+    // Named for this process: a standby taking over from this one, hung, ends these sessions (D-300).
+    const instance = writerInstance();
+    const database = createDatabase({ url: databaseUrl, poolMax: config.databasePoolMax, applicationName: indexerPoolApplicationName(instance) });
     shutdown.add('database', () => database.close());
 
     let updates: UpdateLog;
@@ -79,7 +83,7 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     }
     shutdown.add('source', () => source.close());
 
-    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source });
+    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
     const server = createIndexerHttp({ common, db: database.db, indexer, source, sink });
     await new Promise<void>((resolve) => server.listen(config.indexerPort, config.apiHost, resolve));
     const port = (server.address() as { port: number }).port;

@@ -557,6 +557,27 @@ export interface MarketIndexerSpecSettings {
   readonly indexerCacheRows?: number;
 
   /**
+   * the writer's lease: a standby takes the writer's place this long after the writer last renewed (timed by PostgreSQL's clock); must exceed `INDEXER_LEASE_RENEW_DEADLINE_MS` (D-300)
+   *
+   * @schema MarketIndexerSpecSettings#INDEXER_LEASE_DURATION_MS
+   */
+  readonly indexerLeaseDurationMs?: number;
+
+  /**
+   * a writer that has not renewed its lease for this long stops committing and exits (a standby or its restart takes over); must exceed `INDEXER_LEASE_RETRY_PERIOD_MS` (D-300)
+   *
+   * @schema MarketIndexerSpecSettings#INDEXER_LEASE_RENEW_DEADLINE_MS
+   */
+  readonly indexerLeaseRenewDeadlineMs?: number;
+
+  /**
+   * how often the writer renews its lease and a standby looks whether it can take it (D-300)
+   *
+   * @schema MarketIndexerSpecSettings#INDEXER_LEASE_RETRY_PERIOD_MS
+   */
+  readonly indexerLeaseRetryPeriodMs?: number;
+
+  /**
    * window of every rate-limit tier; counted in whole seconds (rounded up)
    *
    * @schema MarketIndexerSpecSettings#RATE_LIMIT_WINDOW_MS
@@ -712,6 +733,9 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'PUBLIC_HOSTS': obj.publicHosts,
     'TRUST_PROXY': obj.trustProxy,
     'INDEXER_CACHE_ROWS': obj.indexerCacheRows,
+    'INDEXER_LEASE_DURATION_MS': obj.indexerLeaseDurationMs,
+    'INDEXER_LEASE_RENEW_DEADLINE_MS': obj.indexerLeaseRenewDeadlineMs,
+    'INDEXER_LEASE_RETRY_PERIOD_MS': obj.indexerLeaseRetryPeriodMs,
     'RATE_LIMIT_WINDOW_MS': obj.rateLimitWindowMs,
     'PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS': obj.publicReadRateLimitMaxRequests,
     'PUBLIC_READ_RATE_LIMIT_WINDOW_MS': obj.publicReadRateLimitWindowMs,

@@ -38,6 +38,8 @@ export interface Config {
   chainRpcHost: string;
   /** Rows the indexer keeps in memory across batches to apply the next batch ahead (0: off). */
   indexerCacheRows: number;
+  /** The writer lease's timings (D-300): retry period < renew deadline < duration. */
+  writerLease: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   rateLimit: {
     windowMs: number;
     publicReadMax: number;
@@ -81,6 +83,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
   }
   const v = value as SettingValues;
+  if (!(v.INDEXER_LEASE_RETRY_PERIOD_MS < v.INDEXER_LEASE_RENEW_DEADLINE_MS && v.INDEXER_LEASE_RENEW_DEADLINE_MS < v.INDEXER_LEASE_DURATION_MS)) {
+    throw new ConfigError(
+      `Invalid configuration: INDEXER_LEASE_RETRY_PERIOD_MS (${v.INDEXER_LEASE_RETRY_PERIOD_MS}) must be less than INDEXER_LEASE_RENEW_DEADLINE_MS (${v.INDEXER_LEASE_RENEW_DEADLINE_MS}), which must be less than INDEXER_LEASE_DURATION_MS (${v.INDEXER_LEASE_DURATION_MS})`,
+    );
+  }
   const rpcUrl = v.RPC_URL;
   const windowMs = v.RATE_LIMIT_WINDOW_MS;
   return {
@@ -116,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainRpcPort: v.CHAIN_RPC_PORT,
     chainRpcHost: v.CHAIN_RPC_HOST,
     indexerCacheRows: v.INDEXER_CACHE_ROWS,
+    writerLease: { durationMs: v.INDEXER_LEASE_DURATION_MS, renewDeadlineMs: v.INDEXER_LEASE_RENEW_DEADLINE_MS, retryPeriodMs: v.INDEXER_LEASE_RETRY_PERIOD_MS },
     rateLimit: {
       windowMs,
       publicReadMax: v.PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS,

@@ -22,6 +22,7 @@ import type { ProcessName, Requirement, SourceType } from './settings/readers';
 import { REQUEST_SETTINGS } from './settings/requests';
 import { STORE_SETTINGS } from './settings/stores';
 import { TELEMETRY_SETTINGS } from './settings/telemetry';
+import { WRITER_SETTINGS } from './settings/writer';
 import { WS_SETTINGS } from './settings/ws';
 
 export { API_VARIANTS, TENANT_PATTERN, type ApiVariant } from './settings/identity';
@@ -36,6 +37,7 @@ export const SETTINGS = {
   ...STORE_SETTINGS,
   ...ACCESS_SETTINGS,
   ...LISTEN_SETTINGS,
+  ...WRITER_SETTINGS,
   ...RATE_LIMIT_SETTINGS,
   ...WS_SETTINGS,
   ...REQUEST_SETTINGS,

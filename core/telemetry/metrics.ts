@@ -131,7 +131,19 @@ export const METRICS = {
   indexerIsWriter: {
     name: 'service_indexer_is_writer',
     type: 'gauge',
-    help: '1 while this process holds the tenant writer lock, 0 while on standby',
+    help: '1 while this process holds the tenant writer lease, 0 while on standby or after stepping down',
+    services: INDEXER,
+  },
+  indexerLeaseToken: {
+    name: 'service_indexer_writer_lease_token',
+    type: 'gauge',
+    help: 'Fencing token of the writer lease this process took last (increments at every take-over, D-300)',
+    services: INDEXER,
+  },
+  indexerLeaseTakeovers: {
+    name: 'service_indexer_writer_lease_takeovers_total',
+    type: 'counter',
+    help: 'Times this process took the writer lease from a holder whose lease had expired (a hung writer, D-300)',
     services: INDEXER,
   },
   busPublishLatency: {

@@ -60,7 +60,11 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs, apiKeyRevoked }: R
         res.json({
           data: {
             cursor: { lastProcessedSlot: last === null ? null : String(last), lastSignature: (s?.last_signature as string | null) ?? null, lastActivityAt: iso(s?.last_activity_at) },
-            writer: { id: (s?.writer_id as string | null) ?? null, startedAt: iso(s?.started_at), heartbeatAt: iso(s?.heartbeat_at), lockHeld: sessions.some((x) => x.granted) },
+            writer: {
+              id: (s?.writer_id as string | null) ?? null, startedAt: iso(s?.started_at), heartbeatAt: iso(s?.heartbeat_at), lockHeld: sessions.some((x) => x.granted),
+              // Who may commit (D-300): a hung writer still holds its lock until a standby takes the expired lease.
+              lease: { holder: (s?.lease_holder as string | null) ?? null, token: num(s?.lease_token) ?? 0, expiresAt: iso(s?.lease_expires_at), current: s?.lease_current === true },
+            },
             standby: sessions.filter((x) => !x.granted).map(session),
             recentBatches: (s?.recent_batches as unknown[] | null) ?? [],
             chainTipSlot: tip,

@@ -292,8 +292,8 @@ describe('writer lock', () => {
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'market-indexer-writer-lock%'`,
         [tdb.name],
       );
-      await expect(run).rejects.toThrow('writer lock lost');
-      expect(indexer.status()).toMatchObject({ role: 'failed', lastError: 'writer lock lost' });
+      await expect(run).rejects.toThrow('writer lease lost');
+      expect(indexer.status()).toMatchObject({ role: 'failed', lastError: 'writer lease lost' });
     } finally {
       await database.close();
       await tdb.drop();

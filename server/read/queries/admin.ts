@@ -4,26 +4,34 @@ import type { DbRow } from './rows';
 export const indexerState = (db: Db) =>
   db.oneOrNone<DbRow>(
     `SELECT c.last_processed_slot, c.last_signature, c.last_activity_at, s.writer_id, s.chain_tip_slot, s.rpc_connected, s.started_at, s.heartbeat_at,
-            s.recent_batches
-       FROM indexer_cursor c LEFT JOIN indexer_status s ON s.id = 1 WHERE c.id = 1`,
+            s.recent_batches, l.holder AS lease_holder, l.token AS lease_token, l.expires_at AS lease_expires_at,
+            (l.expires_at > clock_timestamp()) AS lease_current
+       FROM indexer_cursor c LEFT JOIN indexer_status s ON s.id = 1 LEFT JOIN writer_lease l ON l.id = 1 WHERE c.id = 1`,
   );
 
 /**
- * The sessions holding or waiting for the tenant's writer lock (D-165), as PostgreSQL's lock
- * table shows them: the writer (granted) and the hot standbys (waiting in pg_advisory_lock).
- * `pg_advisory_lock(int4)` takes the int4 sign-extended to a bigint key, split into classid
- * (high half) and objid (low half).
+ * The indexers' writer-lease sessions (D-165, D-300): every indexer keeps one, named
+ * `market-indexer-writer-lock <instance>`; `granted` marks the one holding the tenant's advisory
+ * lock (the writer). A previous release's standby waits in `pg_advisory_lock` and is listed by
+ * the lock table. `pg_advisory_lock(int4)` takes the int4 sign-extended to a bigint key, split
+ * into classid (high half) and objid (low half).
  */
 export const writerLockSessions = (db: Db, key: string, applicationPrefix: string) =>
   db.any<{ pid: number; application_name: string | null; backend_start: Date | null; client_addr: string | null; granted: boolean }>(
-    `SELECT l.pid, a.application_name, a.backend_start, host(a.client_addr) AS client_addr, l.granted
-       FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE l.locktype = 'advisory' AND l.objsubid = 1
-        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND l.objid::text::bigint = (hashtext($1)::bigint & 4294967295)
-        AND l.classid::text::bigint = (CASE WHEN hashtext($1) < 0 THEN 4294967295 ELSE 0 END)
+    `WITH lock AS (
+       SELECT l.pid, l.granted FROM pg_locks l
+        WHERE l.locktype = 'advisory' AND l.objsubid = 1
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.objid::text::bigint = (hashtext($1)::bigint & 4294967295)
+          AND l.classid::text::bigint = (CASE WHEN hashtext($1) < 0 THEN 4294967295 ELSE 0 END)
+     )
+     SELECT a.pid, a.application_name, a.backend_start, host(a.client_addr) AS client_addr,
+            COALESCE((SELECT bool_or(granted) FROM lock WHERE lock.pid = a.pid), false) AS granted
+       FROM pg_stat_activity a
+      WHERE a.datname = current_database()
+        AND (a.application_name LIKE $2 || ' %' OR a.pid IN (SELECT pid FROM lock))
         AND (a.application_name IS NULL OR a.application_name LIKE $2 || '%')
-      ORDER BY l.granted DESC, a.backend_start`,
+      ORDER BY granted DESC, a.backend_start`,
     [key, applicationPrefix],
   );
 

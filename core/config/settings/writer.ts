@@ -1,0 +1,33 @@
+/**
+ * The indexer's writer lease (D-300): client-go's leader-election timings. The writer renews
+ * every retry period and steps down when it has not renewed for the renew deadline; a standby
+ * polls every retry period and takes the lease once it has gone unrenewed for its duration, so a
+ * hung writer is replaced within about the duration plus one retry period.
+ */
+import { int, type SettingSpec } from './kinds';
+
+export const WRITER_SETTINGS = {
+  INDEXER_LEASE_DURATION_MS: int({
+    min: 1_000,
+    max: 300_000,
+    default: 15_000,
+    readBy: ['indexer'],
+    description:
+      "the writer's lease: a standby takes the writer's place this long after the writer last renewed (timed by PostgreSQL's clock); must exceed `INDEXER_LEASE_RENEW_DEADLINE_MS` (D-300)",
+  }),
+  INDEXER_LEASE_RENEW_DEADLINE_MS: int({
+    min: 500,
+    max: 300_000,
+    default: 10_000,
+    readBy: ['indexer'],
+    description:
+      'a writer that has not renewed its lease for this long stops committing and exits (a standby or its restart takes over); must exceed `INDEXER_LEASE_RETRY_PERIOD_MS` (D-300)',
+  }),
+  INDEXER_LEASE_RETRY_PERIOD_MS: int({
+    min: 100,
+    max: 60_000,
+    default: 2_000,
+    readBy: ['indexer'],
+    description: 'how often the writer renews its lease and a standby looks whether it can take it (D-300)',
+  }),
+} as const satisfies Record<string, SettingSpec<any>>;
