@@ -101,8 +101,8 @@ export function attachChainPubSub(server: http.Server, opts: { programId: string
           subscribers.delete(ws);
           closes += 1;
           ws.close(CLOSE.policy, BACKPRESSURE_REASON);
-          // A client that reads nothing never answers the close: its socket goes now.
-          ws.terminate();
+          // As the API's /ws: a client that does not read will not answer the close handshake either.
+          setTimeout(() => ws.terminate(), 5_000).unref();
         }
       }
     },
