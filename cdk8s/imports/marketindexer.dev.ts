@@ -113,7 +113,7 @@ export interface MarketIndexerSpec {
   readonly image?: MarketIndexerSpecImage;
 
   /**
-   * interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key (D-155, D-159)
+   * interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key
    *
    * @schema MarketIndexerSpec#variant
    */
@@ -145,7 +145,7 @@ export interface MarketIndexerSpec {
   readonly indexer?: MarketIndexerSpecIndexer;
 
   /**
-   * settings (core/config/settings.ts) for this tenant's processes
+   * settings for this tenant's processes
    *
    * @schema MarketIndexerSpec#settings
    */
@@ -252,7 +252,7 @@ export function toJson_MarketIndexerSpecImage(obj: MarketIndexerSpecImage | unde
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key (D-155, D-159)
+ * interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key
  *
  * @schema MarketIndexerSpecVariant
  */
@@ -446,7 +446,7 @@ export function toJson_MarketIndexerSpecIndexer(obj: MarketIndexerSpecIndexer | 
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * settings (core/config/settings.ts) for this tenant's processes
+ * settings for this tenant's processes
  *
  * @schema MarketIndexerSpecSettings
  */
@@ -1321,14 +1321,14 @@ export interface MarketIndexerSpecApiIngress {
   readonly annotations?: { [key: string]: string };
 
   /**
-   * the ingress controller's pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the ingress is on (D-230)
+   * the ingress controller's pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the ingress is on
    *
    * @schema MarketIndexerSpecApiIngress#trustedProxies
    */
   readonly trustedProxies?: string[];
 
   /**
-   * removed (D-230): a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies
+   * removed: a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies
    *
    * @schema MarketIndexerSpecApiIngress#trustedHops
    */
@@ -1558,7 +1558,7 @@ export interface MarketIndexerSpecMonitoringSlo {
   readonly latency?: number;
 
   /**
-   * seconds; a bucket of service_api_request_duration_seconds (core/telemetry/metrics.ts)
+   * seconds; a bucket of service_api_request_duration_seconds
    *
    * @schema MarketIndexerSpecMonitoringSlo#latencyThreshold
    */
@@ -1854,7 +1854,7 @@ export function toJson_MarketIndexerSpecNetworkPolicyEgressOtlp(obj: MarketIndex
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * seconds; a bucket of service_api_request_duration_seconds (core/telemetry/metrics.ts)
+ * seconds; a bucket of service_api_request_duration_seconds
  *
  * @schema MarketIndexerSpecMonitoringSloLatencyThreshold
  */

@@ -103,7 +103,7 @@ const Settings = Type.Object(
   Object.fromEntries(
     TUNABLE_SETTINGS.map((name) => [name, Type.Optional(Type.Unsafe({ ...settingSpec(name).jsonSchema, description: settingSpec(name).description }))]),
   ),
-  { additionalProperties: false, description: 'settings (core/config/settings.ts) for this tenant\'s processes' },
+  { additionalProperties: false, description: 'settings for this tenant\'s processes' },
 );
 export type SettingsValues = Partial<Record<SettingName, string | number | boolean>>;
 
@@ -118,7 +118,7 @@ const tenantProperties = {
     { additionalProperties: false },
   ),
   variant: StringEnum(API_VARIANTS, {
-    description: "interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key (D-155, D-159)",
+    description: "interface variant the API serves (its API_VARIANT): `v1`, the spec's contract, or `legacy`, the spec appendix's envelope, cursor pagination and plans by API key",
   }),
   source: Type.Object(
     {
@@ -164,10 +164,10 @@ const tenantProperties = {
           annotations: StringMap('ingress annotations (defaults keep WebSocket connections open for an hour)'),
           trustedProxies: Type.Array(Type.String({ pattern: ADDRESS_OR_CIDR }), {
             description:
-              "the ingress controller's pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the ingress is on (D-230)",
+              "the ingress controller's pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the ingress is on",
           }),
           // Kept only to refuse it by name (tenantProblems), so a file written for it says what replaced it (D-230).
-          trustedHops: Type.Optional(Type.Integer({ description: "removed (D-230): a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies" })),
+          trustedHops: Type.Optional(Type.Integer({ description: "removed: a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies" })),
         },
         { additionalProperties: false },
       ),
@@ -215,7 +215,7 @@ const tenantProperties = {
           latencyThreshold: Type.Unsafe<number>({
             type: 'number',
             enum: [...METRICS.apiRequestDuration.buckets],
-            description: 'seconds; a bucket of service_api_request_duration_seconds (core/telemetry/metrics.ts)',
+            description: 'seconds; a bucket of service_api_request_duration_seconds',
           }),
         },
         { additionalProperties: false, description: 'API objectives of the multi-window, multi-burn-rate alerts' },
@@ -276,7 +276,7 @@ const LoadTest = Type.Object(
   {
     enabled: Type.Boolean({ description: 'render a k6-operator TestRun (needs the k6-operator and its CRD) and the bundled k6 scripts in a ConfigMap' }),
     tenant: Type.String({ pattern: `^(${TENANT_PATTERN.source.slice(1, -1)})?$`, description: 'the tenant whose API Service the test aims at (its namespace holds the TestRun)' }),
-    script: StringEnum(LOAD_TEST_SCRIPTS, { description: 'loadtest/k6 script (docs/load-testing.md)' }),
+    script: StringEnum(LOAD_TEST_SCRIPTS, { description: 'load-test script' }),
     profile: StringEnum(LOAD_TEST_PROFILES, { description: 'load.ts profile' }),
     rate: Type.Integer({ minimum: 1, maximum: 100_000, description: 'load.ts arrival rate, iterations per second (RATE)' }),
     parallelism: Type.Integer({ minimum: 1, maximum: 100, description: 'k6 runner pods' }),
@@ -314,12 +314,12 @@ export const PlatformValuesSchema = Type.Object(
           Object.fromEntries(
             OPERATOR_TUNABLE_SETTINGS.map((name) => [name, Type.Optional(Type.Unsafe({ ...settingSpec(name).jsonSchema, description: settingSpec(name).description }))]),
           ),
-          { additionalProperties: false, description: 'operator settings (docs/configuration.md)' },
+          { additionalProperties: false, description: 'operator settings' },
         ),
         policy: OperatorPolicySchema,
         admissionPolicy: Type.Boolean({
           description:
-            "a ValidatingAdmissionPolicy letting the operator's ServiceAccount write only its own RoleBinding, in the tenant namespaces it manages (needs Kubernetes 1.30 or later; docs/operator.md, RBAC)",
+            "a ValidatingAdmissionPolicy letting the operator's ServiceAccount write only its own RoleBinding, in the tenant namespaces it manages (needs Kubernetes 1.30 or later)",
         }),
         apiServer: { ...Destination, description: "the Kubernetes API server's addresses and ports: the only egress of the operator's pods besides DNS and the tenants' /status (its NetworkPolicy)" },
       },

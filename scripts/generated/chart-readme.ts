@@ -195,14 +195,37 @@ export function valuesRows(yaml: string): ValueRow[] {
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /** The parameters table, between its markers. */
+/** The keys every values file must set, shown first. */
+export const REQUIRED_KEYS = ['environment', 'tenants'];
+
+/** The groups of the table, in order: the required keys, then by top-level key (a section each). */
+const GROUPS: { title: string; keys: (key: string) => boolean }[] = [
+  { title: 'Required', keys: (k) => REQUIRED_KEYS.includes(k) },
+  { title: 'Image and what a tenant serves', keys: (k) => /^(image|variant|settings)(\.|$)/.test(k) },
+  { title: 'Source: where the events come from', keys: (k) => k.startsWith('source.') },
+  { title: 'Stores: PostgreSQL and Redis', keys: (k) => /^(database|redis|devStores)\./.test(k) },
+  { title: 'API', keys: (k) => k.startsWith('api.') },
+  { title: 'Indexer', keys: (k) => k.startsWith('indexer.') },
+  { title: 'Network policies and quota', keys: (k) => /^(networkPolicy|quota)\./.test(k) },
+  { title: 'Monitoring', keys: (k) => /^(monitoring|slo)\./.test(k) },
+  { title: 'Platform: operator, dashboards, load tests', keys: (k) => k.startsWith('platform.') },
+];
+
+/** The parameters tables, grouped (required keys first), between their markers. */
 export function valuesTable(valuesYaml: string): string {
-  return [
-    BEGIN,
-    '| Key | Type | Default | Description |',
-    '|-----|------|---------|-------------|',
-    ...valuesRows(valuesYaml).map((r) => `| ${cell(r.key)} | ${r.type} | ${cell(r.default)} | ${cell(r.description)} |`),
-    END,
-  ].join('\n');
+  const rows = valuesRows(valuesYaml);
+  const row = (r: ValueRow) => `| ${cell(r.key)} | ${r.type} | ${cell(r.default)} | ${cell(r.description)} |`;
+  const out = [BEGIN];
+  const placed = new Set<ValueRow>();
+  for (const [i, g] of [...GROUPS, { title: 'Other', keys: () => true }].entries()) {
+    const of = rows.filter((r) => !placed.has(r) && g.keys(r.key));
+    if (of.length === 0) continue;
+    of.forEach((r) => placed.add(r));
+    if (i === 0 && of.map((r) => r.key).sort().join() !== [...REQUIRED_KEYS].sort().join()) throw new Error(`values.yaml must document the required keys ${REQUIRED_KEYS.join(', ')}`);
+    out.push('', `### ${g.title}`, '', '| Key | Type | Default | Description |', '|-----|------|---------|-------------|', ...of.map(row));
+  }
+  out.push('', END);
+  return out.join('\n');
 }
 
 /** Replaces the table between the markers of the chart's README. */

@@ -50,6 +50,19 @@ describe('helm package: the archive users install', () => {
     expect(filesUnder(CHART).filter((f) => !needed.includes(f)).sort()).toEqual(['.helmignore', ...ENVIRONMENT_NAMES.map((e) => `values-${e}.yaml`)].sort());
   });
 
+  it('names nothing the archive lacks: its README and NOTES.txt cite no decision, repository document or left-out file', async () => {
+    const { stdout: files } = await run('tar', ['-tzf', archive]);
+    const packed = new Set(files.trim().split('\n').map((f) => path.posix.basename(f)));
+    for (const file of ['README.md', 'templates/NOTES.txt']) {
+      const { stdout: text } = await run('tar', ['-xzOf', archive, `market-indexer/${file}`]);
+      expect([file, text.match(/\bD-\d+\b/g)]).toEqual([file, null]);
+      expect([file, text.match(/\bdocs\/[\w./-]+/g)]).toEqual([file, null]);
+      // Any values file or Markdown file it names is in the archive.
+      const named = [...text.matchAll(/\b([\w-]+\.(?:yaml|md))\b/g)].map((m) => m[1]!).filter((n) => !packed.has(n) && n !== 'my-values.yaml');
+      expect([file, named]).toEqual([file, []]);
+    }
+  });
+
   it.each(ENVIRONMENT_NAMES)('passes helm lint --strict with values-%s.yaml', async (env) => {
     const res = await helm(['lint', '--strict', archive, '-f', valuesFile(env)]);
     expect(res.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');

@@ -49,7 +49,7 @@ describe("the chart README's parameters table (scripts/generated/chart-readme.ts
       '',
       '  # -- (string) Market program address.',
       '  programId: null',
-      '# -- Settings (core/config/settings.ts) for this tenant\'s processes.',
+      '# -- Settings for this tenant\'s processes.',
       'settings: {}',
     ].join('\n');
     expect(valuesRows(yaml)).toEqual([
@@ -62,7 +62,7 @@ describe("the chart README's parameters table (scripts/generated/chart-readme.ts
       { key: 'monitoring.slo.availability', type: 'float', default: '`0.999`', description: 'Share of API requests (probes and scrapes aside) that must not fail with 5xx.' },
       { key: 'networkPolicy.egress.database.ports', type: 'list', default: '`[5432]`', description: 'TCP ports.' },
       { key: 'networkPolicy.webhookSenders', type: 'list', default: '`[]`', description: "Address blocks allowed to post to the indexer's webhook route." },
-      { key: 'settings', type: 'object', default: '`{}`', description: "Settings (core/config/settings.ts) for this tenant's processes." },
+      { key: 'settings', type: 'object', default: '`{}`', description: "Settings for this tenant's processes." },
       { key: 'source.programId', type: 'string', default: '`null`', description: 'Market program address.' },
       { key: 'source.webhookSecretRef', type: 'object', default: 'unset', description: 'Secret key holding WEBHOOK_SECRET.' },
     ]);
