@@ -1,108 +1,246 @@
-// `npm run bench -- operator`: BENCH_TENANTS (default 100) MarketIndexers created at once against
-// the test API server; the time until every one is applied and Ready, the requests that took,
-// writes per idle resync (0 is the design), and the operator's memory.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+// `npm run bench -- operator`: for each size of BENCH_TENANTS (default 100; e.g. 100,300,1000,3000)
+// MarketIndexers created at once against the test API server, in three processes so that each
+// side's CPU is its own: the test API server (operator-apiserver.ts), the operator (as the image
+// runs it) and the bench (the stand-in Deployment controller, readiness from watch events,
+// operator-cluster.ts). Phases: create → applied → Ready; an idle resync; 10 tenants created one
+// after another while the others exist; an operator restart. Per phase: CPU seconds of the
+// operator and of the API server, the event-loop delay p99 of both, reconciles (count, p50, p99,
+// the queue's depth over time), API requests by client and verb with their latency, open watches,
+// the Ready count over time, the operator's heap and RSS, /healthz's slowest answer.
+// BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of both processes there.
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { marketIndexerCrd, type Condition } from '../../cdk8s/lib/crd';
-import { startTestApiServer } from '../../local/kube-apiserver/server';
-import type { Json } from '../../local/kube-apiserver/fields';
-import { build, spawnImage } from './support';
+import type { ApiServerStats } from './operator-apiserver';
+import { cpuSecondsOf, createClient, reconcilesBetween, rssMbOf, scrapeOperator, startDeploymentController, trackReadiness, type OperatorMetrics } from './operator-cluster';
+import { build, spawnImage, spawnListening } from './support';
 
 const TOKEN = 'operator';
+const PHASE_TIMEOUT_MS = Number(process.env.BENCH_PHASE_TIMEOUT_S ?? 600) * 1000;
+const RESYNC_SECONDS = Number(process.env.BENCH_RESYNC_SECONDS ?? 20);
+const profileFlags = () => (process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROFILE)}`] : []);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function run(): Promise<void> {
-  const tenants = Number(process.env.BENCH_TENANTS ?? 100);
-  const resyncSeconds = 5;
-  const api = await startTestApiServer({ historySize: 100_000 });
-  const s = api.store;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'operator-bench-'));
-  writeFileSync(path.join(dir, 'kubeconfig'), api.kubeconfig(TOKEN));
-  writeFileSync(path.join(dir, 'defaults.yaml'), stringify({ source: { type: 'simulator' }, devStores: { enabled: true }, monitoring: { enabled: false }, quota: { persistentVolumeClaims: 3 } }));
-  s.create(s.typeOf('apiextensions.k8s.io', 'v1', 'customresourcedefinitions'), undefined, marketIndexerCrd(), 'bench');
-  s.create(s.typeOf('', 'v1', 'namespaces'), undefined, { metadata: { name: 'market-indexer-system' } }, 'bench');
-  const status = http.createServer((_req, res) => void res.end(JSON.stringify({ slotLag: 1, lastProcessedSlot: '10', writer: 'w:1', indexerRunning: true })));
-  await new Promise<void>((r) => status.listen(0, '127.0.0.1', r));
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await sleep(100);
+  }
+}
 
-  // As the image runs the operator (IMAGE.commands.operator: compiled, its heap cap).
-  // BENCH_OPERATOR_HEAP_MB sets another cap (the last flag wins), to find what it needs rather than what it takes.
-  build();
-  const operator = spawnImage('operator', {
+function startApiServer() {
+  const { child, port } = spawnListening(path.join(__dirname, 'operator-apiserver.ts'), {}, profileFlags());
+  const ask = <T>(type: string, answer: string) =>
+    new Promise<T>((resolve) => {
+      const on = (m: { type: string; stats?: T }) => m.type === answer && (child.off('message', on), resolve(m.stats as T));
+      child.on('message', on);
+      child.send({ type });
+    });
+  return { child, port, mark: () => ask<void>('mark', 'marked'), stats: () => ask<ApiServerStats>('stats', 'stats') };
+}
+
+function startOperator(kubeconfig: string, dir: string, statusPort: number) {
+  return spawnImage('operator', {
     LOG_LEVEL: 'warn',
     OPERATOR_PORT: '0',
     API_HOST: '127.0.0.1',
     OPERATOR_DEFAULTS_FILE: path.join(dir, 'defaults.yaml'),
-    OPERATOR_STATUS_URL: `http://127.0.0.1:${(status.address() as AddressInfo).port}/{tenant}/status`,
+    OPERATOR_STATUS_URL: `http://127.0.0.1:${statusPort}/{tenant}/status`,
     OPERATOR_STATUS_SECONDS: '2',
-    OPERATOR_RESYNC_SECONDS: String(resyncSeconds),
-  }, { args: ['--kubeconfig', path.join(dir, 'kubeconfig')], flags: process.env.BENCH_OPERATOR_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_OPERATOR_HEAP_MB}`] : [] });
-  const child = operator.child;
-  const port = await operator.port;
-  const leases = s.typeOf('coordination.k8s.io', 'v1', 'leases');
-  while (!s.find(leases, 'market-indexer-system', 'market-indexer-operator')) await new Promise((r) => setTimeout(r, 50));
+    OPERATOR_RESYNC_SECONDS: String(RESYNC_SECONDS),
+  }, { args: ['--kubeconfig', kubeconfig], flags: [...(process.env.BENCH_OPERATOR_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_OPERATOR_HEAP_MB}`] : []), ...profileFlags()] });
+}
 
-  const mi = s.typeOf('marketindexer.dev', 'v1alpha1', 'marketindexers');
-  const deployments = s.typeOf('apps', 'v1', 'deployments');
-  const ready = (name: string) =>
-    ((s.find(mi, undefined, name)?.status as Json | undefined)?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Ready')?.status === 'True';
-  const names = Array.from({ length: tenants }, (_, i) => `t${String(i).padStart(3, '0')}`);
-  const markCreate = api.requests.length;
-  const started = Date.now();
-  for (const name of names) s.create(mi, undefined, { apiVersion: 'marketindexer.dev/v1alpha1', kind: 'MarketIndexer', metadata: { name }, spec: { tenant: name } }, 'bench');
-  let appliedAt = 0;
-  // The Deployment controller's part: roll out every Deployment as soon as it appears.
-  while (!names.every(ready)) {
-    for (const d of s.list(deployments, undefined, [])) {
-      const m = d.metadata as Json & { name: string; namespace: string; generation: number };
-      if ((d.status as Json | undefined)?.observedGeneration === m.generation) continue;
-      const replicas = ((d.spec as Json).replicas as number | undefined) ?? 1;
-      s.patch(deployments, m.namespace, m.name, (live) => ({ ...live, status: { observedGeneration: m.generation, replicas, updatedReplicas: replicas, availableReplicas: replicas, readyReplicas: replicas } }), 'deployment-controller', 'status');
+interface Phase {
+  name: string;
+  seconds: number;
+  operatorCpu: number;
+  api: ApiServerStats;
+  operatorEventLoopP99Ms: number;
+  healthzMaxMs: number;
+  healthzLate: number;
+  reconciles: ReturnType<typeof reconcilesBetween>;
+  queueDepths: number[];
+  readyCounts: number[];
+  heapMb: number;
+  rssMb: number;
+  note: string;
+}
+
+async function runSize(tenants: number): Promise<Phase[]> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'operator-bench-'));
+  writeFileSync(path.join(dir, 'defaults.yaml'), stringify({ source: { type: 'simulator' }, devStores: { enabled: true }, monitoring: { enabled: false }, quota: { persistentVolumeClaims: 3 } }));
+  const status = http.createServer((_req, res) => void res.end(JSON.stringify({ slotLag: 1, lastProcessedSlot: '10', writer: 'w:1', indexerRunning: true })));
+  await new Promise<void>((r) => status.listen(0, '127.0.0.1', r));
+  const statusPort = (status.address() as AddressInfo).port;
+  const api = startApiServer();
+  const apiUrl = `http://127.0.0.1:${await api.port}`;
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, stringify({
+    apiVersion: 'v1', kind: 'Config',
+    clusters: [{ name: 'bench', cluster: { server: apiUrl, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'bench', user: { token: TOKEN } }],
+    contexts: [{ name: 'bench', context: { cluster: 'bench', user: 'bench' } }],
+    'current-context': 'bench',
+  }));
+  const bench = createClient(apiUrl, 'bench');
+  const controller = startDeploymentController(createClient(apiUrl, 'deployment-controller'));
+  const readiness = trackReadiness(bench);
+  let operator = startOperator(kubeconfig, dir, statusPort);
+  let opPort = await operator.port;
+  await until(async () => (await bench.request('GET', '/apis/coordination.k8s.io/v1/namespaces/market-indexer-system/leases/market-indexer-operator')).status === 200, 30_000, 'the operator leads');
+
+  // What the pollers see during a phase: /healthz (every 200 ms), the operator's metrics (every 2 s), the Ready count (every 5 s).
+  let healthzMax = 0;
+  let healthzLate = 0;
+  let loopP99 = 0;
+  let depths: number[] = [];
+  let readyCounts: number[] = [];
+  let polling = true;
+  void (async () => {
+    while (polling) {
+      const t = performance.now();
+      await fetch(`http://127.0.0.1:${opPort}/healthz`).then((r) => r.text()).catch(() => {});
+      const ms = performance.now() - t;
+      healthzMax = Math.max(healthzMax, ms);
+      if (ms > 1000) healthzLate += 1;
+      await sleep(200);
     }
-    if (!appliedAt && names.every((n) => s.list(deployments, `mi-${n}`, []).length === 2)) appliedAt = Date.now();
-    if (Date.now() - started > 600_000) throw new Error('tenants did not converge in 10 minutes');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const convergedMs = Date.now() - started;
-  const createRequests = api.requests.slice(markCreate).filter((r) => r.token === TOKEN && !['get', 'list', 'watch'].includes(r.verb) && r.resource !== 'leases').length;
+  })();
+  const metricsTimer = setInterval(() => void scrapeOperator(opPort).then((m) => {
+    depths.push(m.queueDepth);
+    loopP99 = Math.max(loopP99, m.eventLoopP99Ms);
+  }).catch(() => {}), 2000);
+  const readyTimer = setInterval(() => readyCounts.push(readiness.ready.size), 5000);
 
-  // Idle: once a whole resync period passed without an operator write (the last statuses and
-  // their Events are out), count the writes of two more periods.
-  const writesFrom = (mark: number) => api.requests.slice(mark).filter((r) => r.token === TOKEN && !['get', 'list', 'watch'].includes(r.verb) && r.resource !== 'leases').length;
-  for (let quiet = false, tries = 0; !quiet && tries < 12; tries++) {
-    const mark = api.requests.length;
-    await new Promise((r) => setTimeout(r, resyncSeconds * 1000));
-    quiet = writesFrom(mark) === 0;
-  }
-  const markIdle = api.requests.length;
-  await new Promise((r) => setTimeout(r, 2 * resyncSeconds * 1000 + 500));
-  const idle = api.requests.slice(markIdle).filter((r) => r.token === TOKEN && !['get', 'list', 'watch'].includes(r.verb) && r.resource !== 'leases');
-  const idleWrites = idle.length;
-  if (process.env.BENCH_DEBUG) {
-    const evs = s.list(s.typeOf('', 'v1', 'events'), 'market-indexer-system', []).slice(-10).map((e) => `${(e.involvedObject as Json).name} ${e.reason} ${e.message}`);
-    process.stdout.write(`${evs.join('\n')}\n`);
-  }
-  const byResource = Object.entries(idle.reduce<Record<string, number>>((m, r) => ((m[`${r.verb} ${r.resource}`] = (m[`${r.verb} ${r.resource}`] ?? 0) + 1), m), {}))
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const rss = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  const heap = Number(/^nodejs_heap_size_used_bytes\{[^}]*\} ([0-9.e+]+)$/m.exec(metrics)?.[1] ?? 0) / 2 ** 20;
-  const objects = names.reduce((n, name) => n + s.allTypes().filter((t) => t.namespaced).reduce((m, t) => m + s.list(t, `mi-${name}`, []).length, 0), 0);
+  const phases: Phase[] = [];
+  let start = { at: 0, cpu: 0, metrics: undefined as unknown as OperatorMetrics };
+  const begin = async () => {
+    await api.mark();
+    start = { at: performance.now(), cpu: cpuSecondsOf(operator.child.pid!), metrics: await scrapeOperator(opPort) };
+    healthzMax = healthzLate = loopP99 = 0;
+    depths = [];
+    readyCounts = [];
+  };
+  const end = async (name: string, note = '') => {
+    const m = await scrapeOperator(opPort);
+    phases.push({
+      name, note,
+      seconds: (performance.now() - start.at) / 1000,
+      operatorCpu: cpuSecondsOf(operator.child.pid!) - start.cpu,
+      api: await api.stats(),
+      operatorEventLoopP99Ms: Math.max(loopP99, m.eventLoopP99Ms),
+      healthzMaxMs: healthzMax, healthzLate,
+      reconciles: reconcilesBetween(start.metrics, m),
+      queueDepths: depths, readyCounts,
+      heapMb: m.heapMb, rssMb: rssMbOf(operator.child.pid!),
+    });
+  };
+  const attempt = async (name: string, body: () => Promise<string | void>) => {
+    try {
+      await end(name, (await body()) ?? '');
+      return true;
+    } catch (err) {
+      await end(name, `stopped: ${(err as Error).message}`);
+      return false;
+    }
+  };
+  const mi = (name: string) => ({ apiVersion: 'marketindexer.dev/v1alpha1', kind: 'MarketIndexer', metadata: { name }, spec: { tenant: name } });
+  const names = Array.from({ length: tenants }, (_, i) => `t${String(i).padStart(4, '0')}`);
 
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
+  // 1. Created at once → applied → Ready.
+  await begin();
+  await Promise.all(names.map((n) => bench.request('POST', '/apis/marketindexer.dev/v1alpha1/marketindexers', mi(n))));
+  const created = performance.now();
+  let appliedS = 0;
+  const converged = await attempt('create → Ready', async () => {
+    await until(() => names.every((n) => controller.deploymentsIn(`mi-${n}`) === 2), PHASE_TIMEOUT_MS, 'every tenant applied');
+    appliedS = (performance.now() - created) / 1000;
+    await readiness.waitFor(() => readiness.ready.size >= tenants, PHASE_TIMEOUT_MS, 'every tenant Ready');
+    return `applied in ${appliedS.toFixed(1)} s`;
+  });
+
+  if (converged) {
+    // 2. Idle: once the operator has written nothing for a resync period, one more resync (every tenant reconciled).
+    for (let tries = 0; tries < 10; tries++) {
+      await api.mark();
+      await sleep(RESYNC_SECONDS * 1000);
+      if (!Object.keys((await api.stats()).operatorWrites).length) break;
+    }
+    await begin();
+    await attempt('idle resync', async () => {
+      await until(async () => (await scrapeOperator(opPort)).reconciles - start.metrics.reconciles >= tenants, RESYNC_SECONDS * 1000 + PHASE_TIMEOUT_MS, 'a full resync');
+      await until(async () => (await scrapeOperator(opPort)).queueDepth === 0, PHASE_TIMEOUT_MS, 'the resync drained');
+    });
+
+    // 3. A new tenant while the others exist, 10 one after another.
+    await begin();
+    const each: number[] = [];
+    await attempt('new tenant ×10', async () => {
+      for (let i = 0; i < 10; i++) {
+        const name = `n${String(i).padStart(4, '0')}`;
+        const t = performance.now();
+        await bench.request('POST', '/apis/marketindexer.dev/v1alpha1/marketindexers', mi(name));
+        await readiness.waitFor(() => readiness.ready.has(name), PHASE_TIMEOUT_MS, `${name} Ready`);
+        each.push((performance.now() - t) / 1000);
+      }
+      return `Ready in p50 ${[...each].sort((a, b) => a - b)[4]!.toFixed(2)} s, p99 (max of 10) ${Math.max(...each).toFixed(2)} s`;
+    });
+
+    // 4. Restart: a fresh operator reconciles every tenant once; converged when its queue is empty.
+    const exited = new Promise((r) => operator.child.once('exit', r));
+    operator.child.kill('SIGTERM');
+    await exited;
+    await api.mark();
+    const restartAt = performance.now();
+    operator = startOperator(kubeconfig, dir, statusPort);
+    opPort = await operator.port;
+    start = { at: restartAt, cpu: 0, metrics: await scrapeOperator(opPort) };
+    await attempt('restart', async () => {
+      await until(async () => {
+        const m = await scrapeOperator(opPort);
+        return m.reconciles >= tenants + 10 && m.queueDepth === 0;
+      }, PHASE_TIMEOUT_MS, 'converged after the restart');
+    });
+  }
+
+  polling = false;
+  clearInterval(metricsTimer);
+  clearInterval(readyTimer);
+  const exited = new Promise((r) => operator.child.once('exit', r));
+  operator.child.kill('SIGTERM');
   await exited;
+  readiness.stop();
+  controller.stop();
+  bench.close();
+  const apiExited = new Promise((r) => api.child.once('exit', r));
+  api.child.kill('SIGTERM');
+  await apiExited;
   status.close();
-  await api.close();
-  process.stdout.write(`\noperator: ${tenants} MarketIndexers created at once (test API server, dev-store tenants)\n`);
-  process.stdout.write(`| measure | value |\n|---|---|\n`);
-  process.stdout.write(`| every tenant's objects applied | ${((appliedAt - started) / 1000).toFixed(1)} s |\n`);
-  process.stdout.write(`| every tenant Ready (Deployments rolled out by the stand-in) | ${(convergedMs / 1000).toFixed(1)} s |\n`);
-  process.stdout.write(`| objects in the tenant namespaces | ${objects} (${(objects / tenants).toFixed(0)} per tenant) |\n`);
-  process.stdout.write(`| operator write requests until Ready (applies, creates, status, events) | ${createRequests} |\n`);
-  process.stdout.write(`| operator write requests over two idle resyncs (${resyncSeconds} s each; leases aside) | ${idleWrites}${idleWrites ? ` (${byResource})` : ''} |\n`);
-  process.stdout.write(`| operator RSS / JS heap with ${tenants} tenants${process.env.BENCH_OPERATOR_HEAP_MB ? ` (heap capped at ${process.env.BENCH_OPERATOR_HEAP_MB} MB)` : ''} | ${rss.toFixed(0)} MB / ${heap.toFixed(0)} MB |\n`);
+  return phases;
+}
+
+function print(tenants: number, phases: Phase[]): void {
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  const series = (xs: number[]) => (xs.length > 24 ? xs.filter((_, i) => i % Math.ceil(xs.length / 24) === 0) : xs).join(' ');
+  out(`\noperator: ${tenants} MarketIndexers (test API server, dev-store tenants; resync every ${RESYNC_SECONDS} s; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+  out('| phase | wall | operator CPU | API server CPU | event-loop p99 operator / API server | /healthz slowest (late > 1 s) | reconciles (p50, p99) | operator writes | heap / RSS | watches | note |');
+  out('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const p of phases) {
+    const writes = Object.entries(p.api.operatorWrites).map(([k, n]) => `${k} ${n}`).join(', ') || '0';
+    out(`| ${p.name} | ${p.seconds.toFixed(1)} s | ${p.operatorCpu.toFixed(1)} s | ${p.api.cpuSeconds.toFixed(1)} s | ${p.operatorEventLoopP99Ms.toFixed(0)} / ${p.api.eventLoopP99Ms.toFixed(0)} ms | ${p.healthzMaxMs.toFixed(0)} ms (${p.healthzLate}) | ${p.reconciles.count} (${p.reconciles.p50}, ${p.reconciles.p99}) | ${writes} | ${p.heapMb.toFixed(0)} / ${p.rssMb.toFixed(0)} MB | ${p.api.openWatches} | ${p.note} |`);
+  }
+  for (const p of phases) {
+    out(`\n${p.name}: queue depth every 2 s: ${series(p.queueDepths) || '-'}; Ready every 5 s: ${series(p.readyCounts) || '-'}`);
+    out(`  API requests (client verb: count, p50 / p99 ms): ${Object.entries(p.api.requests).map(([k, v]) => `${k}: ${v.count}, ${v.p50Ms.toFixed(1)} / ${v.p99Ms.toFixed(1)}`).join('; ')}`);
+  }
+}
+
+export async function run(): Promise<void> {
+  build();
+  for (const tenants of (process.env.BENCH_TENANTS ?? '100').split(',').map(Number)) print(tenants, await runSize(tenants));
 }

@@ -34,9 +34,21 @@ export function decodeBody(raw: Buffer, contentType: string, method: string, exp
   }
   try {
     const text = raw.toString('utf8');
-    return (contentType === 'application/apply-patch+yaml' ? parseYaml(text) : JSON.parse(text || '{}')) as Json;
+    // An apply body is YAML, of which JSON is a subset: one that is JSON (client-go and client-node
+    // send JSON) is parsed as JSON, many times faster than by a YAML parser.
+    if (contentType === 'application/apply-patch+yaml') return (/^\s*\{/.test(text) ? jsonOrYaml(text) : parseYaml(text)) as Json;
+    return JSON.parse(text || '{}') as Json;
   } catch (err) {
     throw new ApiError(400, 'BadRequest', `the request body could not be decoded: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** A YAML flow mapping that is not JSON (`{a: 1}`) goes to the YAML parser. */
+function jsonOrYaml(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return parseYaml(text);
   }
 }
 

@@ -12,6 +12,8 @@ export interface RequestRecord {
   status: number;
   /** The body's media type, for requests with one. */
   contentType?: string;
+  /** Milliseconds from the request's arrival to its answer (a watch: none until it ends). */
+  ms?: number;
 }
 
 /**

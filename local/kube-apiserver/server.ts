@@ -46,6 +46,8 @@ export interface TestApiServer {
   port: number;
   store: Store;
   requests: RequestRecord[];
+  /** The watches open now (each on its own connection, as client-go runs them). */
+  readonly openWatches: number;
   /** A kubeconfig whose bearer token names the client in `requests`. */
   kubeconfig(token?: string): string;
   /** Drops every open connection (watches included) and starts listening again on the same port. */
@@ -58,6 +60,14 @@ export interface TestApiServer {
 
 function statusBody(e: ApiError): Json {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: e.message, reason: e.reason, details: e.details, code: e.code };
+}
+
+/** A watch event as a line of the stream: serialized once, however many watches it reaches. */
+const lines = new WeakMap<WatchEvent, string>();
+function lineOf(e: WatchEvent): string {
+  let line = lines.get(e);
+  if (line === undefined) lines.set(e, (line = `${JSON.stringify(e)}\n`));
+  return line;
 }
 
 function send(res: http.ServerResponse, code: number, body: unknown): void {
@@ -96,7 +106,11 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
     const { type: t, namespace, name, subresource } = r;
     const record = requestRecord(req, q, r);
     requests.push(record);
-    res.once('finish', () => (record.status = res.statusCode));
+    const arrived = performance.now();
+    res.once('finish', () => {
+      record.status = res.statusCode;
+      record.ms = performance.now() - arrived;
+    });
     authorizer?.authorize(record);
     if (subresource && subresource !== 'status') throw new ApiError(404, 'NotFound', `the server could not find the requested resource (${subresource})`);
     const scope = subresource === 'status' ? 'status' : 'main';
@@ -122,7 +136,8 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
     if (method === 'GET' && !name) {
       const selector = parseSelector(q.get('labelSelector'));
       if (isWatch(q)) return watch(req, res, t, namespace, selector, q.get('resourceVersion') ?? undefined, q.get('timeoutSeconds'));
-      const items = store.list(t, namespace, selector, q.get('fieldSelector') ?? undefined);
+      // Serialized at once: the stored objects themselves, not copies.
+      const items = store.list(t, namespace, selector, q.get('fieldSelector') ?? undefined, { shared: true });
       if ((req.headers.accept ?? '').includes('as=Table')) return send(res, 200, table(t, items, store.resourceVersion));
       return send(res, 200, { apiVersion: apiVersionOf(t), kind: `${t.kind}List`, metadata: { resourceVersion: store.resourceVersion }, items });
     }
@@ -176,7 +191,7 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
   }
 
   function watch(req: http.IncomingMessage, res: http.ServerResponse, t: ResourceType, ns: string | undefined, selector: Selector, fromRv: string | undefined, timeout: string | null): void {
-    const write = (e: WatchEvent) => res.write(`${JSON.stringify(e)}\n`);
+    const write = (e: WatchEvent) => res.write(lineOf(e));
     let stop: () => void;
     try {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
@@ -231,6 +246,9 @@ export async function startTestApiServer(opts: { port?: number; host?: string; h
     port,
     store,
     requests,
+    get openWatches() {
+      return stops.size;
+    },
     async restart(o = {}) {
       await closeServer();
       if (o.compact ?? true) store.compact();

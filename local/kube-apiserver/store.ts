@@ -35,6 +35,15 @@ export class Store {
   private readonly types = new Map<string, ResourceType>();
   private readonly schemas = new Map<string, CompiledSchema>();
   private readonly objects = new Map<string, Map<string, Json>>();
+  /** Per type, the keys of its objects in each namespace: a namespace's list reads only its own. */
+  private readonly byNamespace = new Map<string, Map<string, Set<string>>>();
+  /** Every stored object's uid, and the uids each owner uid has as dependents (ownerReferences). */
+  private readonly uids = new Map<string, { t: ResourceType; key: string }>();
+  private readonly dependents = new Map<string, Set<string>>();
+  /** Owner uids some object refers to that no stored object has: the garbage collector's work. */
+  private readonly danglingOwners = new Set<string>();
+  /** Namespaces with a deletionTimestamp: the namespace controller's work. */
+  private readonly terminating = new Set<string>();
   private readonly watches: Watches;
   readonly writes: WriteRecord[] = [];
 
@@ -84,12 +93,28 @@ export class Store {
     return o && structuredClone(o);
   }
 
-  list(t: ResourceType, ns: string | undefined, selector: Selector, fieldSelector?: string): Json[] {
+  private has(t: ResourceType, ns: string | undefined, name: string): boolean {
+    return this.objects.get(typeKey(t))!.has(objKey(t.namespaced ? ns : undefined, name));
+  }
+
+  /**
+   * The objects of a type (in one namespace: from its index, without reading the others), sorted
+   * by namespace and name. Copies, unless `shared` (the caller only serializes them: the stored
+   * objects themselves, which it must not change); only what is returned is copied.
+   */
+  list(t: ResourceType, ns: string | undefined, selector: Selector, fieldSelector?: string, opts: { shared?: boolean } = {}): Json[] {
     const byName = fieldSelector && /^metadata\.name=(.+)$/.exec(fieldSelector)?.[1];
-    return [...this.objects.get(typeKey(t))!.values()]
-      .filter((o) => (!t.namespaced || ns === undefined || meta(o).namespace === ns) && matches(selector, o) && (!byName || meta(o).name === byName))
-      .sort((a, b) => objKey(meta(a).namespace, meta(a).name).localeCompare(objKey(meta(b).namespace, meta(b).name)))
-      .map((o) => structuredClone(o));
+    const all = this.objects.get(typeKey(t))!;
+    let keys: Iterable<string>;
+    if (t.namespaced && ns !== undefined) keys = byName ? [objKey(ns, byName)] : (this.byNamespace.get(typeKey(t))?.get(ns) ?? []);
+    else keys = all.keys();
+    const out: [string, Json][] = [];
+    for (const k of keys) {
+      const o = all.get(k);
+      if (o && matches(selector, o) && (!byName || meta(o).name === byName)) out.push([k, o]);
+    }
+    out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    return out.map(([, o]) => (opts.shared ? o : structuredClone(o)));
   }
 
   /**
@@ -111,7 +136,7 @@ export class Store {
   create(t: ResourceType, ns: string | undefined, body: Json, manager: string, dryRun = false): Json {
     const name = checkName(t, meta(body)?.name);
     this.checkNamespace(t, ns);
-    if (this.find(t, ns, name)) throw alreadyExists(t, name);
+    if (this.has(t, ns, name)) throw alreadyExists(t, name);
     const obj: Json = structuredClone(body);
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
@@ -225,7 +250,12 @@ export class Store {
     this.rv += 1;
     const m = meta(obj);
     m.resourceVersion = String(this.rv);
-    this.objects.get(typeKey(t))!.set(objKey(t.namespaced ? m.namespace : undefined, m.name), obj);
+    const key = objKey(t.namespaced ? m.namespace : undefined, m.name);
+    const objs = this.objects.get(typeKey(t))!;
+    const previous = objs.get(key);
+    if (previous) this.unindex(t, key, previous);
+    objs.set(key, obj);
+    this.index(t, key, obj);
     this.writes.push({ ...w, resource: t.plural, namespace: m.namespace, name: m.name });
     this.watches.emit(t, this.rv, { type, object: obj });
     if (t.kind === 'CustomResourceDefinition') for (const nt of typesOfCrd(obj as Parameters<typeof typesOfCrd>[0])) this.register(nt);
@@ -236,45 +266,92 @@ export class Store {
     this.rv += 1;
     const m = meta(obj);
     const gone = { ...obj, metadata: { ...m, resourceVersion: String(this.rv) } };
-    this.objects.get(typeKey(t))!.delete(objKey(t.namespaced ? m.namespace : undefined, m.name));
+    const key = objKey(t.namespaced ? m.namespace : undefined, m.name);
+    const objs = this.objects.get(typeKey(t))!;
+    const stored = objs.get(key);
+    objs.delete(key);
+    if (stored) this.unindex(t, key, stored);
     this.writes.push({ ...w, changed: true, resource: t.plural, namespace: m.namespace, name: m.name });
     this.watches.emit(t, this.rv, { type: 'DELETED', object: gone });
   }
 
+  private index(t: ResourceType, key: string, o: Json): void {
+    const m = meta(o);
+    if (t.namespaced) {
+      const byNs = this.byNamespace.get(typeKey(t)) ?? this.byNamespace.set(typeKey(t), new Map()).get(typeKey(t))!;
+      (byNs.get(m.namespace!) ?? byNs.set(m.namespace!, new Set()).get(m.namespace!)!).add(key);
+    }
+    const uid = m.uid as string;
+    this.uids.set(uid, { t, key });
+    this.danglingOwners.delete(uid);
+    for (const r of (m.ownerReferences as { uid: string }[] | undefined) ?? []) {
+      (this.dependents.get(r.uid) ?? this.dependents.set(r.uid, new Set()).get(r.uid)!).add(uid);
+      if (!this.uids.has(r.uid)) this.danglingOwners.add(r.uid);
+    }
+    if (t.kind === 'Namespace' && m.deletionTimestamp) this.terminating.add(m.name);
+  }
+
+  private unindex(t: ResourceType, key: string, o: Json): void {
+    const m = meta(o);
+    if (t.namespaced) {
+      const keys = this.byNamespace.get(typeKey(t))?.get(m.namespace!);
+      keys?.delete(key);
+      if (keys && !keys.size) this.byNamespace.get(typeKey(t))!.delete(m.namespace!);
+    }
+    const uid = m.uid as string;
+    this.uids.delete(uid);
+    if (this.dependents.get(uid)?.size) this.danglingOwners.add(uid);
+    for (const r of (m.ownerReferences as { uid: string }[] | undefined) ?? []) {
+      const deps = this.dependents.get(r.uid);
+      deps?.delete(uid);
+      if (deps && !deps.size) {
+        this.dependents.delete(r.uid);
+        this.danglingOwners.delete(r.uid);
+      }
+    }
+    if (t.kind === 'Namespace') this.terminating.delete(m.name);
+  }
+
   /**
    * What the controllers of a real control plane would do next, run to a fixed point after every
-   * write: namespaces being deleted lose their contents (and go when empty), and objects whose
-   * owners are all gone are deleted (background propagation).
+   * delete: namespaces being deleted lose their contents (and go when empty), and objects whose
+   * owners are all gone are deleted (background propagation). It reads only what is concerned:
+   * the dependents of owners that are gone, the contents of namespaces being deleted.
    */
   private settle(): void {
     for (let changed = true; changed; ) {
       changed = false;
-      const uids = new Set<string>();
-      for (const objs of this.objects.values()) for (const o of objs.values()) uids.add(meta(o).uid as string);
-      const namespaces = this.objects.get('/namespaces')!;
-      for (const t of this.types.values()) {
-        for (const o of [...this.objects.get(typeKey(t))!.values()]) {
-          const m = meta(o);
-          const owners = (m.ownerReferences as { uid: string }[] | undefined) ?? [];
-          const orphaned = owners.length > 0 && owners.every((r) => !uids.has(r.uid));
-          const ns = t.namespaced && namespaces.get(objKey(undefined, m.namespace!));
-          const inTerminating = ns && meta(ns).deletionTimestamp;
-          if ((orphaned || inTerminating) && !m.deletionTimestamp) {
-            if ((m.finalizers as string[] | undefined)?.length) {
-              m.deletionTimestamp = now();
-              this.store(t, o, 'MODIFIED', { verb: 'delete', manager: 'garbage-collector', changed: true });
-            } else {
-              this.remove(t, o, { verb: 'delete', manager: orphaned ? 'garbage-collector' : 'namespace-controller' });
-            }
-            changed = true;
-          }
+      const doomed: { t: ResourceType; key: string; orphaned: boolean }[] = [];
+      for (const owner of this.danglingOwners) {
+        for (const uid of this.dependents.get(owner) ?? []) {
+          const at = this.uids.get(uid);
+          const o = at && this.objects.get(typeKey(at.t))!.get(at.key);
+          const owners = (o && (meta(o).ownerReferences as { uid: string }[] | undefined)) ?? [];
+          if (at && owners.length && owners.every((r) => !this.uids.has(r.uid))) doomed.push({ ...at, orphaned: true });
         }
       }
-      for (const ns of [...namespaces.values()]) {
-        const m = meta(ns);
-        if (!m.deletionTimestamp) continue;
-        const empty = this.allTypes().every((t) => !t.namespaced || ![...this.objects.get(typeKey(t))!.values()].some((o) => meta(o).namespace === m.name));
-        if (empty) {
+      for (const ns of this.terminating) {
+        for (const t of this.types.values()) {
+          if (!t.namespaced) continue;
+          for (const key of this.byNamespace.get(typeKey(t))?.get(ns) ?? []) doomed.push({ t, key, orphaned: false });
+        }
+      }
+      for (const { t, key, orphaned } of doomed) {
+        const o = this.objects.get(typeKey(t))!.get(key);
+        if (!o || meta(o).deletionTimestamp) continue;
+        if ((meta(o).finalizers as string[] | undefined)?.length) {
+          meta(o).deletionTimestamp = now();
+          this.store(t, o, 'MODIFIED', { verb: 'delete', manager: 'garbage-collector', changed: true });
+        } else {
+          this.remove(t, o, { verb: 'delete', manager: orphaned ? 'garbage-collector' : 'namespace-controller' });
+        }
+        changed = true;
+      }
+      const namespaces = this.objects.get('/namespaces')!;
+      for (const name of [...this.terminating]) {
+        const empty = this.allTypes().every((t) => !t.namespaced || !this.byNamespace.get(typeKey(t))?.get(name)?.size);
+        const ns = namespaces.get(objKey(undefined, name));
+        if (empty && ns) {
           this.remove(this.types.get('/namespaces')!, ns, { verb: 'delete', manager: 'namespace-controller' });
           changed = true;
         }

@@ -1,7 +1,10 @@
 /**
  * The store's watches: each type's recent events, kept in a bounded history so a watch can
  * start from a list's resourceVersion (410 Gone once that is older than the history), and the
- * open watches each new event is sent to, by type, namespace and label selector.
+ * open watches each new event is sent to, by type, namespace and label selector. As the real
+ * server's watch cache does, open watches are indexed by type and namespace: an event reaches
+ * the watches of its own namespace and the type's cluster-wide ones, never a walk of every
+ * watch; it is copied once, and every watch it reaches gets that one copy (read-only).
  */
 import { ApiError } from './errors';
 import type { Json } from './fields';
@@ -15,35 +18,64 @@ export interface WatchEvent {
 }
 
 interface Watcher {
-  type: ResourceType;
-  namespace: string | undefined;
   selector: Selector;
   send(e: WatchEvent): void;
 }
 
+/** A bounded FIFO of a type's events: a ring, so dropping the oldest costs nothing. */
+class History {
+  private readonly ring: ({ rv: number; event: WatchEvent; namespace: string | undefined } | undefined)[];
+  private start = 0;
+  size = 0;
+  constructor(private readonly capacity: number) {
+    this.ring = new Array(Math.min(capacity, 1024));
+  }
+  /** Adds an entry; returns the one dropped to make room, if any. */
+  push(e: { rv: number; event: WatchEvent; namespace: string | undefined }) {
+    let dropped;
+    if (this.size === this.capacity) {
+      dropped = this.ring[this.start];
+      this.ring[this.start] = e;
+      this.start = (this.start + 1) % this.capacity;
+      return dropped;
+    }
+    if (this.size === this.ring.length) {
+      // Grow (up to the capacity), unrolling the ring.
+      const items = [...this.entries()];
+      this.ring.length = Math.min(this.capacity, this.ring.length * 2);
+      items.forEach((x, i) => (this.ring[i] = x));
+      this.start = 0;
+    }
+    this.ring[(this.start + this.size) % this.ring.length] = e;
+    this.size += 1;
+    return undefined;
+  }
+  *entries() {
+    for (let i = 0; i < this.size; i++) yield this.ring[(this.start + i) % this.ring.length]!;
+  }
+}
+
 export class Watches {
-  private readonly history = new Map<string, { rv: number; event: WatchEvent; namespace: string | undefined }[]>();
+  private readonly history = new Map<string, History>();
   /** Watches may start from resourceVersions at or after this one (older ones get 410 Gone). */
   private oldestWatchable = 1;
-  private readonly watchers = new Set<Watcher>();
+  /** Open watches by type, then namespace ('' for the type's cluster-wide ones). */
+  private readonly watchers = new Map<string, Map<string, Set<Watcher>>>();
 
   constructor(private readonly historySize: number) {}
 
   /** Records the event of the write that made resourceVersion `rv` and sends it to the watches it matches. */
   emit(t: ResourceType, rv: number, event: WatchEvent): void {
     const ns = meta(event.object).namespace;
-    const h = this.history.get(typeKey(t)) ?? [];
-    h.push({ rv, event: structuredClone(event), namespace: ns });
-    if (h.length > this.historySize) {
-      const dropped = h.shift()!;
-      this.oldestWatchable = Math.max(this.oldestWatchable, dropped.rv);
-    }
-    this.history.set(typeKey(t), h);
-    for (const w of this.watchers) {
-      if (w.type !== t && typeKey(w.type) !== typeKey(t)) continue;
-      if (w.namespace !== undefined && w.namespace !== ns) continue;
-      if (!matches(w.selector, event.object)) continue;
-      w.send(structuredClone(event));
+    const key = typeKey(t);
+    const shared: WatchEvent = structuredClone(event);
+    const h = this.history.get(key) ?? this.history.set(key, new History(this.historySize)).get(key)!;
+    const dropped = h.push({ rv, event: shared, namespace: ns });
+    if (dropped) this.oldestWatchable = Math.max(this.oldestWatchable, dropped.rv);
+    const byNs = this.watchers.get(key);
+    if (!byNs) return;
+    for (const group of [byNs.get(''), ns ? byNs.get(ns) : undefined]) {
+      for (const w of group ?? []) if (matches(w.selector, shared.object)) w.send(shared);
     }
   }
 
@@ -53,7 +85,8 @@ export class Watches {
    * function, or throws 410 when `fromRv` is older than the history kept.
    */
   watch(t: ResourceType, ns: string | undefined, selector: Selector, fromRv: string | undefined, current: () => Json[], send: (e: WatchEvent) => void): () => void {
-    const w: Watcher = { type: t, namespace: t.namespaced ? ns : undefined, selector, send };
+    const namespace = t.namespaced ? ns : undefined;
+    const w: Watcher = { selector, send };
     if (fromRv === undefined || fromRv === '' || fromRv === '0') {
       for (const o of current()) send({ type: 'ADDED', object: o });
     } else {
@@ -61,12 +94,18 @@ export class Watches {
       if (!Number.isInteger(from) || from < this.oldestWatchable - 1) {
         throw new ApiError(410, 'Expired', `too old resource version: ${fromRv} (${this.oldestWatchable})`);
       }
-      for (const h of this.history.get(typeKey(t)) ?? []) {
-        if (h.rv > from && (w.namespace === undefined || w.namespace === h.namespace) && matches(selector, h.event.object)) send(structuredClone(h.event));
+      for (const h of this.history.get(typeKey(t))?.entries() ?? []) {
+        if (h.rv > from && (namespace === undefined || namespace === h.namespace) && matches(selector, h.event.object)) send(h.event);
       }
     }
-    this.watchers.add(w);
-    return () => this.watchers.delete(w);
+    const key = typeKey(t);
+    const byNs = this.watchers.get(key) ?? this.watchers.set(key, new Map()).get(key)!;
+    const group = byNs.get(namespace ?? '') ?? byNs.set(namespace ?? '', new Set()).get(namespace ?? '')!;
+    group.add(w);
+    return () => {
+      group.delete(w);
+      if (!group.size && byNs.get(namespace ?? '') === group) byNs.delete(namespace ?? '');
+    };
   }
 
   /** Forgets every event so far, the store being at `rv`: a watch from an older resourceVersion gets 410 Gone. */
