@@ -225,9 +225,11 @@ export class Store {
     this.rv += 1;
     const m = meta(obj);
     m.resourceVersion = String(this.rv);
-    this.objects.get(typeKey(t))!.set(objKey(t.namespaced ? m.namespace : undefined, m.name), obj);
+    const key = objKey(t.namespaced ? m.namespace : undefined, m.name);
+    const prev = this.objects.get(typeKey(t))!.get(key);
+    this.objects.get(typeKey(t))!.set(key, obj);
     this.writes.push({ ...w, resource: t.plural, namespace: m.namespace, name: m.name });
-    this.watches.emit(t, this.rv, { type, object: obj });
+    this.watches.emit(t, this.rv, { type, object: obj }, prev);
     if (t.kind === 'CustomResourceDefinition') for (const nt of typesOfCrd(obj as Parameters<typeof typesOfCrd>[0])) this.register(nt);
     return structuredClone(obj);
   }

@@ -21,19 +21,36 @@ interface Watcher {
   send(e: WatchEvent): void;
 }
 
+/**
+ * An event as a watch with `selector` sees it, as kube-apiserver's watch cache sends it: a change
+ * that makes an object match is ADDED, one that makes it stop matching is DELETED (the object as
+ * it was, at the new resourceVersion); undefined when the watch does not see it at all.
+ */
+function throughSelector(selector: Selector, event: WatchEvent, prev: Json | undefined): WatchEvent | undefined {
+  const now = matches(selector, event.object);
+  if (event.type !== 'MODIFIED' || prev === undefined) return now ? event : undefined;
+  const before = matches(selector, prev);
+  if (now) return before ? event : { type: 'ADDED', object: event.object };
+  if (!before) return undefined;
+  return { type: 'DELETED', object: { ...prev, metadata: { ...meta(prev), resourceVersion: meta(event.object).resourceVersion } } };
+}
+
 export class Watches {
-  private readonly history = new Map<string, { rv: number; event: WatchEvent; namespace: string | undefined }[]>();
+  private readonly history = new Map<string, { rv: number; event: WatchEvent; prev?: Json; namespace: string | undefined }[]>();
   /** Watches may start from resourceVersions at or after this one (older ones get 410 Gone). */
   private oldestWatchable = 1;
   private readonly watchers = new Set<Watcher>();
 
   constructor(private readonly historySize: number) {}
 
-  /** Records the event of the write that made resourceVersion `rv` and sends it to the watches it matches. */
-  emit(t: ResourceType, rv: number, event: WatchEvent): void {
+  /**
+   * Records the event of the write that made resourceVersion `rv` (`prev`: the object it
+   * replaced) and sends it to the watches it concerns, as seen through each one's selector.
+   */
+  emit(t: ResourceType, rv: number, event: WatchEvent, prev?: Json): void {
     const ns = meta(event.object).namespace;
     const h = this.history.get(typeKey(t)) ?? [];
-    h.push({ rv, event: structuredClone(event), namespace: ns });
+    h.push({ rv, event: structuredClone(event), prev: prev && structuredClone(prev), namespace: ns });
     if (h.length > this.historySize) {
       const dropped = h.shift()!;
       this.oldestWatchable = Math.max(this.oldestWatchable, dropped.rv);
@@ -42,8 +59,8 @@ export class Watches {
     for (const w of this.watchers) {
       if (w.type !== t && typeKey(w.type) !== typeKey(t)) continue;
       if (w.namespace !== undefined && w.namespace !== ns) continue;
-      if (!matches(w.selector, event.object)) continue;
-      w.send(structuredClone(event));
+      const seen = throughSelector(w.selector, event, prev);
+      if (seen) w.send(structuredClone(seen));
     }
   }
 
@@ -62,7 +79,8 @@ export class Watches {
         throw new ApiError(410, 'Expired', `too old resource version: ${fromRv} (${this.oldestWatchable})`);
       }
       for (const h of this.history.get(typeKey(t)) ?? []) {
-        if (h.rv > from && (w.namespace === undefined || w.namespace === h.namespace) && matches(selector, h.event.object)) send(structuredClone(h.event));
+        const seen = h.rv > from && (w.namespace === undefined || w.namespace === h.namespace) ? throughSelector(selector, h.event, h.prev) : undefined;
+        if (seen) send(structuredClone(seen));
       }
     }
     this.watchers.add(w);
