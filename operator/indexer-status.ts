@@ -1,7 +1,7 @@
 import type { MarketIndexer } from '../cdk8s/lib/crd';
 import { namespaceOf } from '../cdk8s/lib/names';
 import type { Logger } from '../core/telemetry/logger';
-import type { IndexerObservation } from './reconcile';
+import type { IndexerObservation, IndexerReading, IndexerUnavailable } from './reconcile';
 
 /**
  * Reads each tenant indexer's `/status` (its Service, by default) every interval and keeps the
@@ -11,6 +11,41 @@ import type { IndexerObservation } from './reconcile';
  * restarting pod) is not a change worth a status write and an Event.
  */
 export const FAILURES_TO_FORGET = 3;
+
+/**
+ * The most of a `/status` answer the operator reads (its answer is a few hundred bytes): it serves
+ * every tenant in one process, so one tenant's endpoint streaming without end must cost it no
+ * more than this (D-277).
+ */
+export const STATUS_BODY_LIMIT = 4096;
+
+const UNEXPECTED = "the indexer's /status answer is not the expected JSON (a number slotLag, a string lastProcessedSlot)";
+
+/**
+ * The body as text, read as it arrives; undefined (the rest not read, the connection given up)
+ * once it is over `limit` bytes, by its Content-Length or by what arrived.
+ */
+export async function cappedText(res: Response, limit: number): Promise<string | undefined> {
+  if (Number(res.headers.get('content-length') ?? 0) > limit) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 export function createIndexerStatusPoller(opts: {
   urlTemplate: string;
@@ -22,47 +57,60 @@ export function createIndexerStatusPoller(opts: {
 }) {
   const seen = new Map<string, IndexerObservation>();
   const failures = new Map<string, number>();
+  const unavailable = new Map<string, IndexerUnavailable>();
   const urlOf = (mi: MarketIndexer) =>
     opts.urlTemplate.replaceAll('{namespace}', namespaceOf(mi.spec.tenant)).replaceAll('{tenant}', mi.spec.tenant);
 
-  async function read(mi: MarketIndexer): Promise<IndexerObservation | undefined> {
+  async function read(mi: MarketIndexer): Promise<IndexerReading> {
     try {
       const res = await fetch(urlOf(mi), { signal: AbortSignal.timeout(opts.timeoutMs ?? 5_000) });
-      if (!res.ok) return undefined;
-      const b = (await res.json()) as { slotLag?: unknown; lastProcessedSlot?: unknown; writer?: unknown; indexerRunning?: unknown };
-      if (typeof b.slotLag !== 'number' || typeof b.lastProcessedSlot !== 'string') return undefined;
+      if (!res.ok) {
+        await res.body?.cancel();
+        return { unavailable: `the indexer's /status answered HTTP ${res.status}` };
+      }
+      const text = await cappedText(res, STATUS_BODY_LIMIT);
+      if (text === undefined) return { unavailable: `the indexer's /status answer is over ${STATUS_BODY_LIMIT} bytes: refused, not read` };
+      const b = JSON.parse(text) as { slotLag?: unknown; lastProcessedSlot?: unknown; writer?: unknown; indexerRunning?: unknown };
+      if (typeof b.slotLag !== 'number' || typeof b.lastProcessedSlot !== 'string') return { unavailable: UNEXPECTED };
       return { slotLag: b.slotLag, lastProcessedSlot: b.lastProcessedSlot, writer: typeof b.writer === 'string' ? b.writer : null, indexerRunning: b.indexerRunning === true };
-    } catch {
-      return undefined;
+    } catch (err) {
+      if (err instanceof SyntaxError) return { unavailable: UNEXPECTED };
+      return { unavailable: `the indexer's /status did not answer (${(err as Error).message})` };
     }
   }
+
+  /** The last observation, or why there is none once reads failed `FAILURES_TO_FORGET` times in a row. */
+  const current = (name: string): IndexerReading | undefined => seen.get(name) ?? unavailable.get(name);
 
   async function pollOnce(): Promise<void> {
     const live = opts.list().filter((mi) => !mi.metadata.deletionTimestamp);
     const names = new Set(live.map((mi) => mi.metadata.name));
-    for (const name of seen.keys()) if (!names.has(name)) seen.delete(name);
-    for (const name of failures.keys()) if (!names.has(name)) failures.delete(name);
+    for (const m of [seen, failures, unavailable]) for (const name of m.keys()) if (!names.has(name)) m.delete(name);
     await Promise.all(
       live.map(async (mi) => {
         const name = mi.metadata.name;
         const o = await read(mi);
-        const before = seen.get(name);
-        if (o) {
+        const before = JSON.stringify(current(name));
+        if (!('unavailable' in o)) {
           failures.delete(name);
+          unavailable.delete(name);
           seen.set(name, o);
         } else {
           const n = (failures.get(name) ?? 0) + 1;
           failures.set(name, n);
-          if (n >= FAILURES_TO_FORGET) seen.delete(name);
+          if (n >= FAILURES_TO_FORGET) {
+            seen.delete(name);
+            unavailable.set(name, o);
+          }
         }
-        if (JSON.stringify(before) !== JSON.stringify(seen.get(name))) opts.onChange(name);
+        if (before !== JSON.stringify(current(name))) opts.onChange(name);
       }),
     );
   }
 
   let timer: NodeJS.Timeout | undefined;
   return {
-    get: (mi: MarketIndexer) => seen.get(mi.metadata.name),
+    get: (mi: MarketIndexer) => current(mi.metadata.name),
     pollOnce,
     start() {
       const tick = () => {

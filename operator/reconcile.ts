@@ -11,14 +11,14 @@ import { applyNamespace, applyObjects } from './reconcile/apply';
 import { checkClaim, createNamespace, desiredNamespace, liveNamespace } from './reconcile/claim';
 import { addFinalizer, finalize } from './reconcile/finalizer';
 import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, PROBLEM_RETRY_MS } from './reconcile/observe';
-import { fetchMarketIndexer, type IndexerObservation, type Outcome, type Problem } from './reconcile/outcome';
+import { fetchMarketIndexer, type IndexerReading, type Outcome, type Problem } from './reconcile/outcome';
 import { prune } from './reconcile/prune';
 import { checkSecrets } from './reconcile/secrets';
 import { checkPolicy, render } from './reconcile/spec';
 import { createStatusWriter, statusOf } from './reconcile/status';
 
 export { holds } from './reconcile/apply';
-export { FIELD_MANAGER, FINALIZER, type IndexerObservation, type Outcome } from './reconcile/outcome';
+export { FIELD_MANAGER, FINALIZER, type IndexerObservation, type IndexerReading, type IndexerUnavailable, type Outcome } from './reconcile/outcome';
 
 export interface Reconciler {
   reconcile(name: string): Promise<Outcome>;
@@ -44,7 +44,7 @@ export function createReconciler(deps: {
   policy: SpecPolicy;
   platformNamespace: string;
   lagThreshold: number;
-  observation(mi: MarketIndexer): IndexerObservation | undefined;
+  observation(mi: MarketIndexer): IndexerReading | undefined;
   now?: () => string;
 }): Reconciler {
   const { kube, caches, logger } = deps;

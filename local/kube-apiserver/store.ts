@@ -257,7 +257,7 @@ export class Store {
     objs.set(key, obj);
     this.index(t, key, obj);
     this.writes.push({ ...w, resource: t.plural, namespace: m.namespace, name: m.name });
-    this.watches.emit(t, this.rv, { type, object: obj });
+    this.watches.emit(t, this.rv, { type, object: obj }, previous);
     if (t.kind === 'CustomResourceDefinition') for (const nt of typesOfCrd(obj as Parameters<typeof typesOfCrd>[0])) this.register(nt);
     return structuredClone(obj);
   }

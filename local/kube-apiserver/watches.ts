@@ -17,6 +17,28 @@ export interface WatchEvent {
   object: Json;
 }
 
+/**
+ * An event as a watch with `selector` sees it, as kube-apiserver's watch cache sends it: a change
+ * that makes an object match is ADDED, one that makes it stop matching is DELETED (the object as
+ * it was, at the new resourceVersion); undefined when the watch does not see it at all.
+ */
+function throughSelector(selector: Selector, event: WatchEvent, prev: Json | undefined): WatchEvent | undefined {
+  const now = matches(selector, event.object);
+  if (event.type !== 'MODIFIED' || prev === undefined) return now ? event : undefined;
+  const before = matches(selector, prev);
+  if (now) return before ? event : { type: 'ADDED', object: event.object };
+  if (!before) return undefined;
+  return { type: 'DELETED', object: { ...prev, metadata: { ...meta(prev), resourceVersion: meta(event.object).resourceVersion } } };
+}
+
+interface HistoryEntry {
+  rv: number;
+  event: WatchEvent;
+  /** The object the write replaced (the store no longer holds it, so it is never changed). */
+  prev?: Json;
+  namespace: string | undefined;
+}
+
 interface Watcher {
   selector: Selector;
   send(e: WatchEvent): void;
@@ -24,14 +46,14 @@ interface Watcher {
 
 /** A bounded FIFO of a type's events: a ring, so dropping the oldest costs nothing. */
 class History {
-  private readonly ring: ({ rv: number; event: WatchEvent; namespace: string | undefined } | undefined)[];
+  private readonly ring: (HistoryEntry | undefined)[];
   private start = 0;
   size = 0;
   constructor(private readonly capacity: number) {
     this.ring = new Array(Math.min(capacity, 1024));
   }
   /** Adds an entry; returns the one dropped to make room, if any. */
-  push(e: { rv: number; event: WatchEvent; namespace: string | undefined }) {
+  push(e: HistoryEntry) {
     let dropped;
     if (this.size === this.capacity) {
       dropped = this.ring[this.start];
@@ -64,18 +86,24 @@ export class Watches {
 
   constructor(private readonly historySize: number) {}
 
-  /** Records the event of the write that made resourceVersion `rv` and sends it to the watches it matches. */
-  emit(t: ResourceType, rv: number, event: WatchEvent): void {
+  /**
+   * Records the event of the write that made resourceVersion `rv` (`prev`: the object it
+   * replaced) and sends it to the watches it concerns, as seen through each one's selector.
+   */
+  emit(t: ResourceType, rv: number, event: WatchEvent, prev?: Json): void {
     const ns = meta(event.object).namespace;
     const key = typeKey(t);
     const shared: WatchEvent = structuredClone(event);
     const h = this.history.get(key) ?? this.history.set(key, new History(this.historySize)).get(key)!;
-    const dropped = h.push({ rv, event: shared, namespace: ns });
+    const dropped = h.push({ rv, event: shared, prev, namespace: ns });
     if (dropped) this.oldestWatchable = Math.max(this.oldestWatchable, dropped.rv);
     const byNs = this.watchers.get(key);
     if (!byNs) return;
     for (const group of [byNs.get(''), ns ? byNs.get(ns) : undefined]) {
-      for (const w of group ?? []) if (matches(w.selector, shared.object)) w.send(shared);
+      for (const w of group ?? []) {
+        const seen = throughSelector(w.selector, shared, prev);
+        if (seen) w.send(seen);
+      }
     }
   }
 
@@ -95,7 +123,8 @@ export class Watches {
         throw new ApiError(410, 'Expired', `too old resource version: ${fromRv} (${this.oldestWatchable})`);
       }
       for (const h of this.history.get(typeKey(t))?.entries() ?? []) {
-        if (h.rv > from && (namespace === undefined || namespace === h.namespace) && matches(selector, h.event.object)) send(h.event);
+        const seen = h.rv > from && (namespace === undefined || namespace === h.namespace) ? throughSelector(selector, h.event, h.prev) : undefined;
+        if (seen) send(seen);
       }
     }
     const key = typeKey(t);

@@ -2,7 +2,7 @@ import { NAMES } from '../../cdk8s/lib/names';
 import type { ConditionInput } from '../conditions';
 import type { Caches } from '../informers';
 import type { KubeObject } from '../kube/client';
-import type { IndexerObservation, Outcome, Problem } from './outcome';
+import type { IndexerReading, Outcome, Problem } from './outcome';
 
 type Deployment = KubeObject & { spec?: { replicas?: number }; status?: Record<string, unknown> };
 
@@ -36,9 +36,10 @@ export function observe(caches: Pick<Caches, 'child'>, namespace: string): Obser
 
 const isReady = (o: Observed) => o.apiAvailable >= 1 && o.indexerAvailable >= 1;
 
-/** `IndexerLagging` from the indexer's `/status`, as last read (undefined: not read, or no answer). */
-export function lagCondition(o: IndexerObservation | undefined, threshold: number): ConditionInput {
+/** `IndexerLagging` from the indexer's `/status`, as last read (undefined: not read yet; unavailable: why it failed). */
+export function lagCondition(o: IndexerReading | undefined, threshold: number): ConditionInput {
   if (!o) return { type: 'IndexerLagging', status: 'Unknown', reason: 'StatusUnavailable', message: 'the indexer\'s /status has not been read yet or did not answer' };
+  if ('unavailable' in o) return { type: 'IndexerLagging', status: 'Unknown', reason: 'StatusUnavailable', message: o.unavailable };
   if (o.slotLag > threshold) {
     return { type: 'IndexerLagging', status: 'True', reason: 'SlotLagHigh', message: `slot lag ${o.slotLag} is above ${threshold}` };
   }

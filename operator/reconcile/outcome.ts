@@ -14,6 +14,14 @@ export interface IndexerObservation {
   indexerRunning: boolean;
 }
 
+/** Why there is no observation: the indexer's `/status` failed to answer, and how (the condition's message). */
+export interface IndexerUnavailable {
+  unavailable: string;
+}
+
+/** What the operator knows of a tenant's indexer. */
+export type IndexerReading = IndexerObservation | IndexerUnavailable;
+
 export type Outcome =
   | { result: 'converged' | 'progressing' | 'gone' | 'finalized' }
   | { result: 'degraded'; reason: string; retryAfterMs: number };

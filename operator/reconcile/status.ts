@@ -3,7 +3,7 @@ import { EVENT, MARKET_INDEXER } from '../../cdk8s/lib/kinds';
 import type { Logger } from '../../core/telemetry/logger';
 import { nextConditions, transitions, type ConditionInput } from '../conditions';
 import type { KubeClient } from '../kube/client';
-import { FIELD_MANAGER, type IndexerObservation } from './outcome';
+import { FIELD_MANAGER, type IndexerReading } from './outcome';
 
 type Json = Record<string, unknown>;
 const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -13,11 +13,12 @@ export function statusOf(
   mi: MarketIndexer,
   namespace: string,
   conditions: ConditionInput[],
-  observation: IndexerObservation | undefined,
+  reading: IndexerReading | undefined,
   apiReady: number | undefined,
   now: string,
 ): MarketIndexerStatus {
   const generation = mi.metadata.generation ?? 1;
+  const observation = reading && !('unavailable' in reading) ? reading : undefined;
   return {
     observedGeneration: generation,
     namespace,

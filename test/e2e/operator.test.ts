@@ -6,7 +6,7 @@ import path from 'node:path';
 import { marketIndexerCrd, type Condition, type MarketIndexer } from '../../cdk8s/lib/crd';
 import { FIELD_MANAGER } from '../../operator/reconcile';
 import { renderTenant } from '../../operator/render';
-import { OPERATOR_NAME, OPERATOR_PERMISSIONS, permissionsFor, TENANT_BINDING, tenantClusterRoleName } from '../../cdk8s/lib/operator-permissions';
+import { OPERATOR_NAME, OPERATOR_PERMISSIONS, permissionsFor, TENANT_BINDING, tenantBinding, tenantClusterRoleName } from '../../cdk8s/lib/operator-permissions';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { createRbacAuthorizer, serviceAccountIdentity } from '../../local/kube-apiserver/rbac';
 import { LEASE_NAME } from '../../operator/run';
@@ -209,7 +209,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     const elsewhere = await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings', { metadata: { name: TENANT_BINDING }, roleRef: tenantRoleRef, subjects: self });
     expect([elsewhere.status, elsewhere.body.reason, elsewhere.body.message]).toEqual([403, 'Forbidden', expect.stringContaining('denied request: the operator binds roles only in the tenant namespaces it manages')]);
     const toSomeoneElse = await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/mi-alpha/rolebindings', {
-      metadata: { name: 'helper' },
+      metadata: { name: 'helper', ownerReferences: [{ apiVersion: 'marketindexer.dev/v1alpha1', kind: 'MarketIndexer', name: 'alpha', uid: getMi('alpha')!.metadata.uid, controller: true }] },
       roleRef: tenantRoleRef,
       subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: 'mi-alpha' }],
     });
@@ -339,12 +339,17 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
   });
 
   it('on deletion with Retain, keeps the namespace and its Secrets (no longer owned) and removes the rest', async () => {
+    const owner = { apiVersion: 'marketindexer.dev/v1alpha1', kind: 'MarketIndexer', name: 'alpha', uid: getMi('alpha')!.metadata.uid };
     s().delete(MI(), undefined, 'alpha', 'test');
     await waitFor('alpha gone', async () => !getMi('alpha'));
     const left = ofTenant('mi-alpha');
     // Its binding there went too: the operator keeps no right in a namespace it no longer serves.
     expect(left.map(keyOf).sort()).toEqual(['Namespace//mi-alpha', 'Secret/mi-alpha/market-indexer', 'Secret/mi-alpha/market-indexer-dev-stores']);
     for (const o of left) expect((o.metadata as Json).ownerReferences ?? []).toEqual([]);
+    // Nor labelled as the operator's: a stolen token cannot bind itself there again (D-276).
+    expect(((s().find(type('', 'v1', 'namespaces'), undefined, 'mi-alpha')!.metadata as Json).labels as Json)['app.kubernetes.io/managed-by']).toBeUndefined();
+    const back = await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/mi-alpha/rolebindings', tenantBinding(PLATFORM_NAMESPACE, 'mi-alpha', {}, owner) as never);
+    expect([back.status, back.body.message]).toEqual([403, expect.stringContaining('denied request: the operator binds roles only in the tenant namespaces it manages')]);
     // A Secret made there later is not the operator's to read, nor a new claimant's (D-202).
     s().create(type('', 'v1', 'secrets'), 'mi-alpha', { metadata: { name: 'made-later' }, stringData: { DATABASE_URL: 'postgres://x' } }, 'someone');
     expect((await asOperator('GET', '/api/v1/namespaces/mi-alpha/secrets/made-later')).status).toBe(403);

@@ -5,7 +5,9 @@ import { KitInputError } from '../../cdk8s/lib/resolve';
 import { renderTenant } from '../../operator/render';
 import { compileCrdSchema } from '../../local/kube-apiserver/crd-schema';
 import { nextConditions, transitions } from '../../operator/conditions';
-import { createIndexerStatusPoller, FAILURES_TO_FORGET } from '../../operator/indexer-status';
+import { cappedText, createIndexerStatusPoller, FAILURES_TO_FORGET, STATUS_BODY_LIMIT } from '../../operator/indexer-status';
+import { lagCondition } from '../../operator/reconcile/observe';
+import { waitFor } from '../support/tables';
 import { createWorkQueue } from '../../operator/queue';
 import { holds } from '../../operator/reconcile';
 import { testCommon } from '../support/common';
@@ -108,11 +110,61 @@ describe('operator status poller', () => {
       expect(poller.get(mi)).toBeDefined();
       expect(changes).toEqual(['m']);
       await poller.pollOnce();
-      expect(poller.get(mi)).toBeUndefined();
+      expect(poller.get(mi)).toEqual({ unavailable: "the indexer's /status answered HTTP 503" });
       expect(changes).toEqual(['m', 'm']);
     } finally {
       server.close();
     }
+  });
+
+  // Issue 41: a server streaming 300 MB took one poll from 90 to 409 MiB RSS.
+  it(`refuses an answer over ${STATUS_BODY_LIMIT} bytes, reading no more of it, and says so in IndexerLagging`, async () => {
+    let sent = 0;
+    let closedEarly = 0;
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const server = http.createServer((req, res) => {
+      if (req.url === '/declared/status') return void res.writeHead(200, { 'content-length': String(300 << 20) }).write(chunk);
+      // Without a length, as long as the client reads: 300 MB of JSON whitespace.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const pump = () => {
+        while (sent < 300 << 20 && res.write(chunk)) sent += chunk.length;
+        if (sent >= 300 << 20) res.end();
+      };
+      res.on('drain', pump);
+      res.on('close', () => {
+        if (!res.writableFinished) closedEarly++;
+      });
+      pump();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const mis = ['streamed', 'declared'].map((t) => ({ metadata: { name: t }, spec: { tenant: t } }) as unknown as MarketIndexer);
+    const poller = createIndexerStatusPoller({
+      urlTemplate: `http://127.0.0.1:${(server.address() as AddressInfo).port}/{tenant}/status`,
+      intervalMs: 60_000,
+      logger: testCommon().logger,
+      list: () => mis,
+      onChange: () => undefined,
+    });
+    try {
+      for (let i = 0; i < FAILURES_TO_FORGET; i++) await poller.pollOnce();
+      const refused = { unavailable: `the indexer's /status answer is over ${STATUS_BODY_LIMIT} bytes: refused, not read` };
+      expect(mis.map((mi) => poller.get(mi))).toEqual([refused, refused]);
+      expect(lagCondition(poller.get(mis[0]!), 100)).toEqual({ type: 'IndexerLagging', status: 'Unknown', reason: 'StatusUnavailable', message: refused.unavailable });
+      // The streaming server was cut off each time, far short of what it would have sent.
+      await waitFor('the streamed connections closed', async () => closedEarly === FAILURES_TO_FORGET);
+      expect(sent).toBeLessThan(FAILURES_TO_FORGET * (16 << 20));
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('reads a body in pieces up to the limit, and refuses one a byte over', async () => {
+    const body = (text: string, headers: Record<string, string> = {}) =>
+      new Response(new ReadableStream({ start: (c) => { for (const part of text.match(/.{1,7}/gs) ?? []) c.enqueue(new TextEncoder().encode(part)); c.close(); } }), { headers });
+    expect(await cappedText(body('x'.repeat(100)), 100)).toBe('x'.repeat(100));
+    expect(await cappedText(body('x'.repeat(101)), 100)).toBeUndefined();
+    expect(await cappedText(body('{}', { 'content-length': '101' }), 100)).toBeUndefined();
   });
 });
 
