@@ -641,6 +641,13 @@ export interface MarketIndexerSpecSettings {
   readonly requestTimeoutMs?: number;
 
   /**
+   * how long the API and the indexer keep an idle HTTP connection open (`Keep-Alive: timeout=`; the header timeout is 1 s more): above the ingress controller's upstream keep-alive, 60 s in ingress-nginx (D-282)
+   *
+   * @schema MarketIndexerSpecSettings#HTTP_KEEP_ALIVE_TIMEOUT_MS
+   */
+  readonly httpKeepAliveTimeoutMs?: number;
+
+  /**
    * how long the API reuses its last dependency check for `/ready` and `/health` (at most one database check per interval, however many probes arrive; D-101)
    *
    * @schema MarketIndexerSpecSettings#HEALTH_CHECK_CACHE_MS
@@ -724,6 +731,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'WS_PING_INTERVAL_MS': obj.wsPingIntervalMs,
     'WS_IP_LEASE_MS': obj.wsIpLeaseMs,
     'REQUEST_TIMEOUT_MS': obj.requestTimeoutMs,
+    'HTTP_KEEP_ALIVE_TIMEOUT_MS': obj.httpKeepAliveTimeoutMs,
     'HEALTH_CHECK_CACHE_MS': obj.healthCheckCacheMs,
     'SHUTDOWN_GRACE_MS': obj.shutdownGraceMs,
     'NONCE_TTL_SECONDS': obj.nonceTtlSeconds,
