@@ -1312,6 +1312,13 @@ export interface MarketIndexerSpecApiIngress {
   readonly trustedProxies?: string[];
 
   /**
+   * a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; empty: the Ingress drops the header clients send (needs snippet annotations allowed in ingress-nginx, D-284)
+   *
+   * @schema MarketIndexerSpecApiIngress#cdnSourceRanges
+   */
+  readonly cdnSourceRanges?: string[];
+
+  /**
    * removed (D-230): a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies
    *
    * @schema MarketIndexerSpecApiIngress#trustedHops
@@ -1332,6 +1339,7 @@ export function toJson_MarketIndexerSpecApiIngress(obj: MarketIndexerSpecApiIngr
     'tlsSecretName': obj.tlsSecretName,
     'annotations': ((obj.annotations) === undefined) ? undefined : (Object.entries(obj.annotations).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
     'trustedProxies': obj.trustedProxies?.map(y => y),
+    'cdnSourceRanges': obj.cdnSourceRanges?.map(y => y),
     'trustedHops': obj.trustedHops,
   };
   // filter undefined values
