@@ -1,5 +1,6 @@
 import { SingleBar } from 'cli-progress';
 import type { Config } from '../core/config';
+import { applyKeepAlive } from '../core/http/keep-alive';
 import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
@@ -84,7 +85,7 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     shutdown.add('source', () => source.close());
 
     const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
-    const server = createIndexerHttp({ common, db: database.db, indexer, source, sink });
+    const server = applyKeepAlive(createIndexerHttp({ common, db: database.db, indexer, source, sink }), config.httpKeepAliveTimeoutMs);
     await new Promise<void>((resolve) => server.listen(config.indexerPort, config.apiHost, resolve));
     const port = (server.address() as { port: number }).port;
     logger.info({ port, source: source.name }, 'indexer listening');

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Config } from '../core/config';
+import { applyKeepAlive } from '../core/http/keep-alive';
 import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
 import { createRpcChain, type ChainAccess } from '../core/tx';
@@ -103,7 +104,7 @@ export async function startApiServer(opts: {
     plans,
     ...stores,
   });
-  const server = http.createServer(app);
+  const server = applyKeepAlive(http.createServer(app), config.httpKeepAliveTimeoutMs);
   answerClientErrors(server);
   const httpDrain = createHttpDrain(server);
   const ws = attachWebSocketServer({

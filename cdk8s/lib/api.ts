@@ -1,3 +1,4 @@
+import { ingressAnnotations } from './country-header';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
@@ -131,7 +132,7 @@ export class ApiWorkload extends Construct {
     const ingress = api.ingress;
     if (ingress.enabled) {
       new k8s.KubeIngress(this, 'ingress', {
-        metadata: metadataOf(ctx, NAMES.api, 'api', ingress.annotations),
+        metadata: metadataOf(ctx, NAMES.api, 'api', ingressAnnotations(values)),
         spec: {
           ingressClassName: ingress.className,
           ...(ingress.tlsSecretName ? { tls: [{ hosts: [ingress.host], secretName: ingress.tlsSecretName }] } : {}),

@@ -39,6 +39,8 @@ export const TENANT_DEFAULTS: TenantValues = {
       },
       // Where the controller's pods are is the cluster's to say: a tenant with an ingress states it (D-230).
       trustedProxies: [],
+      // No CDN stated: with a country header, the Ingress drops what clients send (D-284).
+      cdnSourceRanges: [],
     },
   },
   indexer: {

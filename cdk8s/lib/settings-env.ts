@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS } from '../../core/constants';
-import { isSettingName, settingSpec, settingToEnv, type SettingName, type SourceType } from '../../core/config/settings';
+import { isSettingName, SETTINGS, settingSpec, settingToEnv, type SettingName, type SourceType } from '../../core/config/settings';
 import type { SecretKeyRef, TenantValues } from './values';
 
 export type KitProcess = 'api' | 'indexer' | 'migrate' | 'chain';
@@ -26,6 +26,8 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
   switch (process) {
     case 'api':
       data.API_PORT = DEFAULT_PORTS.api;
+      // Stated, not left to the process default: what the ingress's upstream keep-alive is checked against (D-282).
+      data.HTTP_KEEP_ALIVE_TIMEOUT_MS = SETTINGS.HTTP_KEEP_ALIVE_TIMEOUT_MS.default;
       // Written for v1 too: the ConfigMap says what the tenant serves, whatever the process default (D-159).
       data.API_VARIANT = values.variant;
       if (values.api.ingress.enabled) {
@@ -36,6 +38,7 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
       break;
     case 'indexer':
       data.INDEXER_PORT = DEFAULT_PORTS.indexer;
+      data.HTTP_KEEP_ALIVE_TIMEOUT_MS = SETTINGS.HTTP_KEEP_ALIVE_TIMEOUT_MS.default;
       break;
     case 'chain':
       data.CHAIN_RPC_PORT = DEFAULT_PORTS.chain;

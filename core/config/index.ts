@@ -52,6 +52,8 @@ export interface Config {
   };
   ws: { maxConnectionsPerIp: number; maxClients: number; pingIntervalMs: number; ipLeaseMs: number };
   requestTimeoutMs: number;
+  /** Idle keep-alive of the HTTP servers (api, indexer), above the ingress's upstream keep-alive (D-282). */
+  httpKeepAliveTimeoutMs: number;
   healthCheckCacheMs: number;
   shutdownGraceMs: number;
   nonceTtlSeconds: number;
@@ -141,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ipLeaseMs: v.WS_IP_LEASE_MS,
     },
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    httpKeepAliveTimeoutMs: v.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     healthCheckCacheMs: v.HEALTH_CHECK_CACHE_MS,
     shutdownGraceMs: v.SHUTDOWN_GRACE_MS,
     nonceTtlSeconds: v.NONCE_TTL_SECONDS,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import express, { type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 
 /** `api-reference/` beside the sources, and beside `dist/` after `npm run build` (which copies it). */
 export const API_REFERENCE_DIR = path.resolve(__dirname, '../../api-reference');
@@ -36,8 +36,27 @@ const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.jso
 export const API_DOCUMENTS = ['openapi.yaml', 'openapi-legacy.yaml', 'asyncapi.yaml', 'asyncapi-legacy.yaml'] as const;
 export type ApiDocument = (typeof API_DOCUMENTS)[number];
 
+/**
+ * The Swagger UI files the page loads, and no other (issue 41, D-283): not the package's stock
+ * `index.html` (it loads petstore.swagger.io) or its other bundles, and no source maps.
+ */
+export const DOCS_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png'] as const;
+
+/**
+ * What every `/docs` answer carries: the page may load only its own scripts, styles and images
+ * (Swagger UI sets inline styles and uses data: images) and fetch only this origin; no page may
+ * frame it; no type sniffing.
+ */
+export const DOCS_SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+} as const;
+
 /** The paths `/docs` serves (all GET), for the 405 answers. */
-export const DOCS_ROUTES = ['/docs', '/docs/init.js', ...API_DOCUMENTS.map((d) => `/docs/${d}`), '/docs/assets/*file'].map((path) => ({ method: 'GET' as const, path }));
+export const DOCS_ROUTES = ['/docs', '/docs/init.js', ...API_DOCUMENTS.map((d) => `/docs/${d}`), ...DOCS_ASSETS.map((a) => `/docs/assets/${a}`)].map((path) => ({ method: 'GET' as const, path }));
 
 /**
  * `/docs`: interactive API documentation rendered by Swagger UI from `openapi.yaml`, or from
@@ -46,12 +65,21 @@ export const DOCS_ROUTES = ['/docs', '/docs/init.js', ...API_DOCUMENTS.map((d) =
 export function docsRouter(opts: { document?: 'openapi.yaml' | 'openapi-legacy.yaml' } = {}): Router {
   const r = express.Router();
   const INIT = init(opts.document ?? 'openapi.yaml');
+  r.use('/docs', (_req: Request, res: Response, next: NextFunction) => {
+    res.set(DOCS_SECURITY_HEADERS);
+    next();
+  });
   r.get('/docs', (_req, res) => res.type('html').send(PAGE));
   r.get('/docs/init.js', (_req, res) => res.type('js').send(INIT));
   for (const document of API_DOCUMENTS) {
     const text = readFileSync(path.join(API_REFERENCE_DIR, document));
     r.get(`/docs/${document}`, (_req, res) => res.type('application/yaml').send(text));
   }
-  r.use('/docs/assets', express.static(SWAGGER_UI_DIR, { index: false, maxAge: '1h' }));
+  for (const asset of DOCS_ASSETS) {
+    const file = path.join(SWAGGER_UI_DIR, asset);
+    r.get(`/docs/assets/${asset}`, (_req, res, next) => res.sendFile(file, { maxAge: '1h' }, (err) => {
+      if (err && !res.headersSent) next(err);
+    }));
+  }
   return r;
 }

@@ -3,6 +3,7 @@ import { chromium, type Browser } from 'playwright-core';
 import YAML from 'yaml';
 import { createDatabase, type Database } from '../../core/db';
 import { createApp } from '../../server/app';
+import { DOCS_ASSETS, DOCS_SECURITY_HEADERS } from '../../server/http/docs';
 import { createApiStores } from '../../server/stores';
 import { serve } from '../support/api';
 import { testCommon } from '../support/common';
@@ -34,6 +35,9 @@ describe('/docs in headless Chromium', () => {
     const page = await browser.newPage();
     const requested: string[] = [];
     page.on('request', (r) => requested.push(r.url()));
+    // Anything the page's Content-Security-Policy blocks is reported on the console.
+    const blocked: string[] = [];
+    page.on('console', (m) => /Content Security Policy/i.test(m.text()) && blocked.push(m.text()));
     try {
       const res = await page.goto(`${api.url}/docs`);
       expect(res?.status()).toBe(200);
@@ -47,6 +51,17 @@ describe('/docs in headless Chromium', () => {
       expect(await page.locator('.info .title').textContent()).toContain(doc.info.title);
       expect(requested.length).toBeGreaterThan(2);
       expect(requested.filter((u) => !u.startsWith(api.url))).toEqual([]);
+      // Issue 41: rendered under its own CSP with nothing blocked, each answer with the headers.
+      expect(blocked).toEqual([]);
+      for (const u of [...new Set(requested)]) {
+        const h = (await fetch(u)).headers;
+        expect([u, h.get('content-security-policy'), h.get('x-content-type-options')]).toEqual([u, DOCS_SECURITY_HEADERS['content-security-policy'], 'nosniff']);
+      }
+      expect(DOCS_SECURITY_HEADERS['content-security-policy']).toContain("frame-ancestors 'none'");
+      // Only the assets the page uses: not Swagger UI's stock index (it loads petstore.swagger.io), no source maps.
+      const refused = ['index.html', 'swagger-initializer.js', 'swagger-ui-bundle.js.map', 'swagger-ui.css.map', 'swagger-ui.js', 'swagger-ui-es-bundle.js', 'oauth2-redirect.html', '', '../package.json'];
+      for (const f of refused) expect([f, (await fetch(`${api.url}/docs/assets/${f}`)).status]).toEqual([f, 404]);
+      expect(requested.filter((u) => u.includes('/docs/assets/')).map((u) => u.split('/').pop()).sort()).toEqual([...DOCS_ASSETS].sort());
     } finally {
       await page.close();
       await api.close();

@@ -109,6 +109,10 @@ in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process
 {{- $facts := include "market-indexer.facts" .root | fromJson -}}
 {{- $v := .v -}}
 {{- $data := dict "NODE_ENV" "production" "TENANT_ID" .tenant "PROGRAM_ID" $v.source.programId -}}
+{{- if has .process (list "api" "indexer") -}}
+{{- /* Stated, not left to the process default: what the ingress's upstream keep-alive is checked against (D-282). */ -}}
+{{- $_ := set $data "HTTP_KEEP_ALIVE_TIMEOUT_MS" (include "market-indexer.envValue" $facts.settings.HTTP_KEEP_ALIVE_TIMEOUT_MS.default) -}}
+{{- end -}}
 {{- if eq .process "api" -}}
 {{- $_ := set $data "API_PORT" (include "market-indexer.envValue" $facts.ports.api) -}}
 {{- $_ := set $data "API_VARIANT" $v.variant -}}

@@ -14,6 +14,17 @@ export const REQUEST_SETTINGS = {
     readBy: ['api'],
     description: 'handler timeout, then 504 `TIMEOUT`; also the API\'s PostgreSQL `statement_timeout` (D-65)',
   }),
+  // Above the ingress controller's upstream keep-alive (ingress-nginx `upstream-keepalive-timeout`,
+  // 60 s): the proxy must be the side that closes an idle connection, or a request it sends on one
+  // the process just closed gets a 502 (issue 41, D-282).
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int({
+    min: 1_000,
+    max: 600_000,
+    default: 75_000,
+    readBy: ['api', 'indexer'],
+    description:
+      'how long the API and the indexer keep an idle HTTP connection open (`Keep-Alive: timeout=`; the header timeout is 1 s more): above the ingress controller\'s upstream keep-alive, 60 s in ingress-nginx (D-282)',
+  }),
   HEALTH_CHECK_CACHE_MS: int({
     min: 0,
     max: 60_000,
