@@ -281,8 +281,8 @@ const LoadTest = Type.Object(
     enabled: Type.Boolean({ description: 'render a k6-operator TestRun (needs the k6-operator and its CRD) and the bundled k6 scripts in a ConfigMap' }),
     tenant: Type.String({ pattern: `^(${TENANT_PATTERN.source.slice(1, -1)})?$`, description: 'the tenant whose API Service the test aims at (its namespace holds the TestRun)' }),
     script: StringEnum(LOAD_TEST_SCRIPTS, { description: 'load-test script' }),
-    profile: StringEnum(LOAD_TEST_PROFILES, { description: 'load.ts profile' }),
-    rate: Type.Integer({ minimum: 1, maximum: 100_000, description: 'load.ts arrival rate, iterations per second (RATE)' }),
+    profile: StringEnum(LOAD_TEST_PROFILES, { description: 'profile of the load script' }),
+    rate: Type.Integer({ minimum: 1, maximum: 100_000, description: 'arrival rate of the load script, iterations per second (RATE)' }),
     parallelism: Type.Integer({ minimum: 1, maximum: 100, description: 'k6 runner pods' }),
     image: Type.String({ minLength: 1, description: 'k6 runner image' }),
     prometheusRemoteWriteUrl: Type.String({
