@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<void>> = {
   offset: async () => (await import('./offset-bench')).run(),
   backfill: async () => (await import('./backfill-bench')).run(),
   freshness: async () => (await import('./freshness-bench')).run(),
+  failover: async () => (await import('./failover-bench')).run(),
 };
 
 const name = process.argv[2];
