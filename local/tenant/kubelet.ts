@@ -83,12 +83,14 @@ export function resolveServiceHosts(value: string, hosts: Record<string, string>
  * The image's command for this checkout: `node [flags] dist/<path>.js` runs as
  * `node [flags] --import tsx <path>.ts` from the sources, so a change runs without a build.
  */
-export function localCommand(command: string[] | undefined, args: string[] | undefined, root: string): { file: string; args: string[] } {
+export function localCommand(command: string[] | undefined, args: string[] | undefined, root: string, opts: { built?: boolean } = {}): { file: string; args: string[] } {
   const [bin, ...rest] = command ?? [];
   const entry = rest[rest.length - 1];
   if (bin !== 'node' || !entry || !/^dist\/.+\.js$/.test(entry)) {
     throw new ContainerConfigError(`the harness runs the image's node commands (node [flags] dist/<path>.js), not ${JSON.stringify(command)}`);
   }
+  // A release built with its own `npm run build` (local/tenant/release.ts) runs its dist/ as the image does.
+  if (opts.built) return { file: process.execPath, args: [...rest.slice(0, -1), path.join(root, entry), ...(args ?? [])] };
   const source = path.join(root, entry.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
   return { file: process.execPath, args: [...rest.slice(0, -1), '--import', 'tsx', source, ...(args ?? [])] };
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { deepMerge } from '../../cdk8s/lib/resolve';
 import { startIngressFront, startServiceFront, type Endpoint, type ServiceFront } from './front';
 import { localCommand, mapMounts, resolveEnv, resolveServiceHosts, serviceHostNames, type SecretStore } from './kubelet';
-import { ofKind, readRenderedTenant, renderTenant, workloadsOf, type Container, type K8sObject, type RenderedTenant } from './manifests';
+import { ofKind, readRenderedTenant, renderTenant, workloadsOf, type Container, type K8sObject, type RenderedTenant, type Workload } from './manifests';
 import { alertmanagerConfig, prometheusConfig, rulesFile, startAlertmanager, startPrometheus, type ScrapeTarget, type Server } from './monitoring';
 import { createPod, type Pod, type PodEvent } from './pod';
 import { portOf } from './probes';
@@ -38,8 +38,31 @@ export interface TenantRunOptions {
   prometheusPort?: number;
   alertmanagerPort?: number;
   chainPort?: number;
+  /** The checkout the pods run (an earlier release's worktree, local/tenant/release.ts); this one by default. */
+  code?: PodCode;
   log?: (line: string) => void;
 }
+
+/** The sources a pod's containers run: a checkout, from its sources (tsx) or from its own build. */
+export interface PodCode {
+  root: string;
+  built?: boolean;
+}
+
+/** What a pod is made from: its workload as rendered, the objects it reads, the code it runs. */
+export interface PodSource {
+  configMaps: Record<string, Record<string, string>>;
+  secrets: SecretStore;
+  code: PodCode;
+}
+
+/**
+ * What the harness merges over every environment it runs: the ingress controller here is the
+ * harness's front, on 127.0.0.1, so the API must trust it, as a cluster's tenant lists its
+ * controller's addresses (api.ingress.trustedProxies, D-230). An earlier release's own synth gets
+ * the same (local/tenant/release.ts).
+ */
+export const withHarnessOverlay = (overlay: unknown): unknown => deepMerge({ api: { ingress: { trustedProxies: [FRONT_HOST] } } }, overlay ?? {});
 
 interface ServiceObject extends K8sObject {
   spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] };
@@ -81,9 +104,7 @@ async function startChain(opts: { programId: string; dataDir: string; port: numb
  */
 export async function startTenant(opts: TenantRunOptions) {
   const log = opts.log ?? (() => {});
-  // The ingress controller here is the harness's front, on 127.0.0.1: the API must trust it, as a
-  // cluster's tenant lists its controller's addresses (api.ingress.trustedProxies, D-230).
-  const overlay = deepMerge({ api: { ingress: { trustedProxies: [FRONT_HOST] } } }, opts.overlay ?? {});
+  const overlay = withHarnessOverlay(opts.overlay);
   const rendered: RenderedTenant = opts.manifestsDir ? readRenderedTenant(opts.manifestsDir, opts.tenant) : renderTenant(opts.env, opts.tenant, overlay);
   const { objects, namespace } = rendered;
   const runDir = path.resolve(opts.runDir ?? path.join(ROOT, '.data', 'tenant', `${opts.env}-${opts.tenant}`));
@@ -135,7 +156,6 @@ export async function startTenant(opts: TenantRunOptions) {
     // Secrets: the rendered ones, with the local file over them.
     const local: Record<string, string> = { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, ...(faults ? { RPC_URL: faults.url, RPC_WS_URL: faults.wsUrl } : {}) };
     const file: SecretStore = opts.secretsFile ? readSecretsFile(opts.secretsFile) : localSecretsFile(path.join(runDir, 'secrets.yaml'), objects, local);
-    const secrets = secretStore(objects, file);
 
     // Services: a cluster address each, its names resolved where processes read them.
     const services = ofKind<ServiceObject>(objects, 'Service').map((s, i) => ({ object: s, ip: `${block}.${200 + i}` }));
@@ -146,39 +166,46 @@ export async function startTenant(opts: TenantRunOptions) {
     const pods: Pod[] = [];
     const events: PodEvent[] = [];
     const readyChanged: (() => void)[] = [];
-    for (const w of workloads) {
-      for (let i = 0; i < w.replicas; i++) {
-        const name = w.kind === 'StatefulSet' ? `${w.name}-${i}` : `${w.name}-${i}`;
-        const ip = `${block}.${10 + pods.length}`;
-        const mounts = Object.fromEntries(
-          w.pod.containers.flatMap((c) => (c.volumeMounts ?? []).filter((m) => m.mountPath !== '/tmp').map((m) => [m.mountPath, path.join(runDir, 'volumes', name, m.name)])),
-        );
-        for (const dir of Object.values(mounts)) mkdirSync(dir, { recursive: true });
-        const pod = createPod({
-          name,
-          ip,
-          spec: w.pod,
-          cwd: ROOT,
-          logDir,
-          launch: (c: Container) => {
-            const env = resolveEnv(c, { namespace, configMaps, secrets, fields: { 'metadata.name': name, 'metadata.namespace': namespace, 'status.podIP': ip } });
-            for (const [k, v] of Object.entries(env)) env[k] = mapMounts(resolveServiceHosts(v, hosts), mounts);
-            const cmd = localCommand(c.command, c.args, ROOT);
-            // A pod's processes listen on its own address: the one thing its network namespace would give them
-            // (the chain's pod asks for every interface, which here would be the machine's).
-            return { ...cmd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, API_HOST: ip, ...(env.CHAIN_RPC_HOST === undefined ? {} : { CHAIN_RPC_HOST: ip }) } };
-          },
-          onEvent: (e) => {
-            events.push(e);
-            log(`${e.pod}${e.container ? `/${e.container}` : ''} ${e.type}: ${e.message}`);
-          },
-          onReadyChange: () => readyChanged.forEach((f) => f()),
-        });
-        (pod as Pod & { workload?: string; labels?: Record<string, string> }).workload = w.name;
-        (pod as Pod & { labels?: Record<string, string> }).labels = w.labels;
-        pods.push(pod);
-      }
-    }
+    let podIps = 0;
+    const sourceOf = (objs: K8sObject[], code: PodCode): PodSource => ({
+      configMaps: Object.fromEntries(ofKind<K8sObject & { data?: Record<string, string> }>(objs, 'ConfigMap').map((c) => [c.metadata.name, c.data ?? {}])),
+      secrets: secretStore(objs, file),
+      code,
+    });
+    const initial = sourceOf(objects, opts.code ?? { root: ROOT });
+    /** A pod of workload `w` as the kubelet would run it, added to the Services' endpoints (not started). */
+    const addPod = (w: Workload, name: string, from: PodSource): Pod => {
+      const ip = `${block}.${10 + podIps++}`;
+      const mounts = Object.fromEntries(
+        w.pod.containers.flatMap((c) => (c.volumeMounts ?? []).filter((m) => m.mountPath !== '/tmp').map((m) => [m.mountPath, path.join(runDir, 'volumes', name, m.name)])),
+      );
+      for (const dir of Object.values(mounts)) mkdirSync(dir, { recursive: true });
+      const pod = createPod({
+        name,
+        ip,
+        spec: w.pod,
+        cwd: from.code.root,
+        logDir,
+        launch: (c: Container) => {
+          const env = resolveEnv(c, { namespace, configMaps: from.configMaps, secrets: from.secrets, fields: { 'metadata.name': name, 'metadata.namespace': namespace, 'status.podIP': ip } });
+          for (const [k, v] of Object.entries(env)) env[k] = mapMounts(resolveServiceHosts(v, hosts), mounts);
+          const cmd = localCommand(c.command, c.args, from.code.root, { built: from.code.built });
+          // A pod's processes listen on its own address: the one thing its network namespace would give them
+          // (the chain's pod asks for every interface, which here would be the machine's).
+          return { ...cmd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, API_HOST: ip, ...(env.CHAIN_RPC_HOST === undefined ? {} : { CHAIN_RPC_HOST: ip }) } };
+        },
+        onEvent: (e) => {
+          events.push(e);
+          log(`${e.pod}${e.container ? `/${e.container}` : ''} ${e.type}: ${e.message}`);
+        },
+        onReadyChange: () => readyChanged.forEach((f) => f()),
+      });
+      (pod as Pod & { workload?: string; labels?: Record<string, string> }).workload = w.name;
+      (pod as Pod & { labels?: Record<string, string> }).labels = w.labels;
+      pods.push(pod);
+      return pod;
+    };
+    for (const w of workloads) for (let i = 0; i < w.replicas; i++) addPod(w, `${w.name}-${i}`, initial);
     const labelsOf = (p: Pod) => (p as Pod & { labels: Record<string, string> }).labels;
     const workloadOf = (p: Pod) => (p as Pod & { workload: string }).workload;
     const endpointsOf = (s: ServiceObject, port: ServiceObject['spec']['ports'][number]): Endpoint[] =>
@@ -263,6 +290,19 @@ export async function startTenant(opts: TenantRunOptions) {
       events,
       pods,
       podsOf: (workload: string) => pods.filter((p) => workloadOf(p) === workload),
+      /** The objects and code a pod of `objs` rendered for `code` is made from (a rollout's new revision). */
+      podSource: sourceOf,
+      addPod,
+      /** Deletes a pod as the API server would: preStop, SIGTERM, the grace period; then out of the endpoints. */
+      deletePod: async (p: Pod) => {
+        await p.stop();
+        pods.splice(pods.indexOf(p), 1);
+      },
+      /** Calls `f` on every readiness change of any pod; returns the function that stops it. */
+      onReadyChange: (f: () => void) => {
+        readyChanged.push(f);
+        return () => void readyChanged.splice(readyChanged.indexOf(f), 1);
+      },
       /** Resolves once every pod of every workload is ready. */
       allReady: () => new Promise<void>((resolve) => {
         const check = () => pods.every((p) => p.ready() || jobs.includes(p)) && resolve();
