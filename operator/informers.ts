@@ -1,7 +1,7 @@
 import { makeInformer, type Informer, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../core/telemetry/logger';
 import { KubeError, type KubeClient, type KubeObject } from './kube/client';
-import { CHILD_KINDS, MARKET_INDEXER, NAMESPACE, type KindInfo } from '../cdk8s/lib/kinds';
+import { CHILD_KINDS, MARKET_INDEXER, NAMESPACE, SECRET, type KindInfo } from '../cdk8s/lib/kinds';
 import { pathOf } from './kube/paths';
 
 /** The label every object the operator renders carries (the kit's managed-by label). */
@@ -20,27 +20,41 @@ export interface Caches {
   /** The tenant namespaces (those carrying the managed-by label), cluster-wide. */
   namespaces: ObjectCache;
   /**
-   * The cache of a kind in one tenant namespace; undefined while that namespace is not watched,
-   * or while the cluster does not serve the kind (a missing CRD).
+   * The cache of a kind in one tenant namespace; undefined while the cluster does not serve the
+   * kind (a missing CRD), or, for Secrets, before `watchNamespace` read that namespace's.
    */
   child(kind: string, namespace: string): ObjectCache | undefined;
-  /** Starts list-and-watch of every kind a tenant renders in its namespace (once); resolves when each has listed. */
+  /**
+   * Reads the operator's Secrets in a tenant namespace (each time: they are not watched, D-320)
+   * and resolves once every kind's cluster-wide cache has listed.
+   */
   watchNamespace(namespace: string): Promise<void>;
-  /** Stops watching a namespace (before the operator gives its access there up). */
+  /** Forgets a namespace's Secrets (before the operator gives its access there up). */
   unwatchNamespace(namespace: string): Promise<void>;
   /** Resolves once the MarketIndexers and the namespaces have been listed. */
   synced: Promise<void>;
   stop(): Promise<void>;
 }
 
-/** The kinds watched inside each tenant namespace. */
-const NAMESPACED_KINDS = CHILD_KINDS.filter((k) => k.namespaced);
+/** The kinds watched cluster-wide, by the operator's label: every namespaced kind a tenant renders but Secrets. */
+export const WATCHED_KINDS = CHILD_KINDS.filter((k) => k.namespaced && k !== SECRET);
+
+/** A cache of a list's objects, read as an informer's cache is. */
+function snapshot(items: KubeObject[]): ObjectCache {
+  return {
+    get: (name) => items.find((o) => o.metadata.name === name),
+    list: () => items,
+  };
+}
 
 /**
- * List-and-watch caches: the MarketIndexers and the tenant namespaces cluster-wide, and every
- * kind a tenant renders inside each tenant namespace the operator serves (it holds no
- * cluster-wide right on those, D-198), only the objects carrying its managed-by label. Any change
- * calls `onChange` with the MarketIndexer concerned: itself, or the controller owner of a child.
+ * List-and-watch caches, one per kind whatever the number of tenants (controller-runtime's
+ * shape, D-320): the MarketIndexers, the tenant namespaces, and every namespaced kind a tenant
+ * renders, cluster-wide, only the objects carrying the operator's managed-by label. Secrets are
+ * the exception: a cluster-wide right on them would read every Secret in the cluster, so the
+ * operator's own Secrets are listed in a tenant namespace, through its binding there (D-198),
+ * by the reconcile that needs them (`watchNamespace`). Any change calls `onChange` with the
+ * MarketIndexer concerned: itself, or the controller owner of a child.
  * client-node's informer stops on a watch or list error other than 410 Gone (which it handles by
  * listing again); here it is started again after a backoff, so an API server restart is ridden
  * out, and a kind the cluster does not serve yet (the prometheus-operator CRDs) is looked for again
@@ -115,30 +129,31 @@ export function startInformers(opts: {
   const ownerOf = (o: KubeObject) => o.metadata.ownerReferences?.find((r) => r.controller && r.kind === MARKET_INDEXER.kind)?.name;
   const marketIndexers = watch(MARKET_INDEXER, undefined, undefined, (o) => o.metadata.name);
   const namespaces = watch(NAMESPACE, undefined, MANAGED_SELECTOR, ownerOf);
-  const perNamespace = new Map<string, { caches: Map<string, ReturnType<typeof watch>>; listed: Promise<void> }>();
+  const children = new Map(WATCHED_KINDS.map((info) => [info.kind, watch(info, undefined, MANAGED_SELECTOR, ownerOf)]));
+  const childrenListed = Promise.all([...children.values()].map((c) => c.listed)).then(() => undefined);
+  const secrets = new Map<string, ObjectCache>();
 
   return {
     marketIndexers: marketIndexers.informer,
     namespaces: namespaces.informer,
     child(kind, namespace) {
       if (kind === NAMESPACE.kind) return namespaces.informer;
+      if (kind === SECRET.kind) return secrets.get(namespace);
       if (!served.get(kind)) return undefined;
-      return perNamespace.get(namespace)?.caches.get(kind)?.informer;
+      return children.get(kind)?.informer;
     },
-    watchNamespace(namespace) {
-      let entry = perNamespace.get(namespace);
-      if (!entry) {
-        const caches = new Map(NAMESPACED_KINDS.map((info) => [info.kind, watch(info, namespace, MANAGED_SELECTOR, ownerOf)]));
-        entry = { caches, listed: Promise.all([...caches.values()].map((c) => c.listed)).then(() => undefined) };
-        perNamespace.set(namespace, entry);
+    async watchNamespace(namespace) {
+      try {
+        const listed = await kube.list(SECRET, { namespace, labelSelector: MANAGED_SELECTOR });
+        secrets.set(namespace, snapshot(listed.items));
+      } catch (err) {
+        if (err instanceof KubeError && err.status === 403) opts.onForbidden?.(namespace);
+        throw err;
       }
-      return entry.listed;
+      await childrenListed;
     },
     async unwatchNamespace(namespace) {
-      const entry = perNamespace.get(namespace);
-      if (!entry) return;
-      perNamespace.delete(namespace);
-      await Promise.all([...entry.caches.values()].map((c) => c.stop()));
+      secrets.delete(namespace);
     },
     synced: Promise.all([marketIndexers.listed, namespaces.listed]).then(() => undefined),
     async stop() {

@@ -97,3 +97,23 @@ export function createWorkQueue(opts: { baseDelayMs?: number; maxDelayMs?: numbe
     },
   };
 }
+
+/**
+ * A worker: takes keys from the queue and processes them one at a time until the queue shuts
+ * down, going back to the event loop (setImmediate) after each. A reconcile that finds nothing
+ * to do awaits nothing real, and a queue whose `get()` resolves at once would otherwise run a
+ * thousand of them as one chain of promise callbacks: no watch event, timer, lease renewal or
+ * /healthz answered until the queue is empty.
+ */
+export async function runWorker(queue: WorkQueue, process: (key: string) => Promise<void>): Promise<void> {
+  for (;;) {
+    const key = await queue.get();
+    if (key === undefined) return;
+    try {
+      await process(key);
+    } finally {
+      queue.done(key);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}

@@ -16,6 +16,7 @@ import { prune } from './reconcile/prune';
 import { checkSecrets } from './reconcile/secrets';
 import { checkPolicy, render } from './reconcile/spec';
 import { createStatusWriter, statusOf } from './reconcile/status';
+import { createRenderCache } from './render';
 
 export { holds } from './reconcile/apply';
 export { FIELD_MANAGER, FINALIZER, type IndexerObservation, type IndexerReading, type IndexerUnavailable, type Outcome } from './reconcile/outcome';
@@ -51,6 +52,7 @@ export function createReconciler(deps: {
   const now = deps.now ?? (() => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
   const access = createTenantAccess({ kube, caches, platformNamespace: deps.platformNamespace });
   const status = createStatusWriter({ kube, logger, platformNamespace: deps.platformNamespace, now });
+  const renders = createRenderCache();
 
   /** A step refused the resource: `Degraded` with its reason, and the rest is not touched. */
   async function degrade(mi: MarketIndexer, namespace: string, problem: Problem): Promise<Outcome> {
@@ -64,14 +66,17 @@ export function createReconciler(deps: {
   async function reconcileOnce(name: string): Promise<Outcome> {
     // Fetch (a copy of the cached resource); a deleted one runs its deletion policy.
     let mi = fetchMarketIndexer(caches.marketIndexers, name);
-    if (!mi) return { result: 'gone' };
+    if (!mi) {
+      renders.forget(name);
+      return { result: 'gone' };
+    }
     if (mi.metadata.deletionTimestamp) return finalize({ kube, caches, access, logger }, mi);
     const namespace = namespaceOf(mi.spec.tenant);
 
     // Check the spec against the environment's policy, then render it.
     const refused = checkPolicy(mi, deps.policy);
     if (refused) return degrade(mi, namespace, refused);
-    const out = render(mi, { environment: deps.environment, defaults: deps.defaults, platformNamespace: deps.platformNamespace });
+    const out = render(mi, { environment: deps.environment, defaults: deps.defaults, platformNamespace: deps.platformNamespace }, renders.render);
     if ('problem' in out) return degrade(mi, namespace, out.problem);
     const { rendered } = out;
 

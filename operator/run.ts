@@ -16,7 +16,7 @@ import { createIndexerStatusPoller } from './indexer-status';
 import { createKubeClient, KubeError, type KubeClient } from './kube/client';
 import { createLeaderElector } from './leader';
 import { createOperatorHttp } from './http';
-import { createWorkQueue } from './queue';
+import { createWorkQueue, runWorker } from './queue';
 import { createReconciler } from './reconcile';
 import { effectivePolicy, type SpecPolicy } from './policy';
 
@@ -97,10 +97,8 @@ function startController(common: Common, kube: KubeClient, defaults: OperatorDef
     observation: (mi) => poller.get(mi),
   });
 
-  async function worker(): Promise<void> {
-    for (;;) {
-      const key = await queue.get();
-      if (key === undefined) return;
+  const worker = () =>
+    runWorker(queue, async (key) => {
       const end = metrics.operatorReconcileDuration.startTimer();
       try {
         const outcome = await reconciler.reconcile(key);
@@ -114,11 +112,9 @@ function startController(common: Common, kube: KubeClient, defaults: OperatorDef
         queue.addRateLimited(key);
       } finally {
         end();
-        queue.done(key);
         metrics.operatorQueueDepth.set(queue.depth);
       }
-    }
-  }
+    });
 
   let synced = false;
   const workers: Promise<void>[] = [];

@@ -50,8 +50,12 @@ export function resourceNamesOf(ref: NameRef, platformNamespace: string): string
 
 const childVerbs = (k: KindInfo): Verb[] =>
   // Secrets are never deleted by the operator: one it no longer renders is let go (D-84); one a
-  // tenant refers to is read to check its keys.
-  k === SECRET ? ['list', 'watch', 'patch', 'get'] : ['list', 'watch', 'patch', 'delete'];
+  // tenant refers to is read to check its keys. They are listed per tenant namespace, never
+  // watched cluster-wide (D-320); the other kinds are read through cluster-wide caches.
+  k === SECRET ? ['list', 'patch', 'get'] : ['patch', 'delete'];
+
+/** The kinds the operator lists and watches cluster-wide, selected by its label (D-320): every namespaced child but Secrets. */
+export const CLUSTER_WATCHED_KINDS = CHILD_KINDS.filter((k) => k.namespaced && k !== SECRET);
 
 /**
  * Everything the operator may do, and all it does: its client refuses any other request
@@ -71,6 +75,9 @@ export const OPERATOR_PERMISSIONS: Permission[] = [
   // narrow `create` to names or namespaces; `bind` is narrowed to the tenant ClusterRole, so this
   // can grant nothing else (docs/operator.md, RBAC).
   { group: ROLE_BINDING.group, resource: ROLE_BINDING.plural, verbs: ['create'], scope: 'cluster' },
+  // One cache per kind whatever the number of tenants (D-320): read-only, cluster-wide; what it
+  // writes there still goes through the tenant binding below.
+  ...CLUSTER_WATCHED_KINDS.map((k): Permission => ({ group: k.group, resource: k.plural, verbs: ['list', 'watch'], scope: 'cluster' })),
   { group: CLUSTER_ROLE.group, resource: CLUSTER_ROLE.plural, verbs: ['bind'], scope: 'cluster', resourceNames: 'tenantClusterRole', implied: true },
   // Inside a tenant namespace. A RoleBinding's rules on `namespaces` reach the namespace it lives in.
   { group: NAMESPACE.group, resource: NAMESPACE.plural, verbs: ['patch', 'delete'], scope: 'tenant' },

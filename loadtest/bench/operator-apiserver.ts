@@ -20,7 +20,7 @@ export interface ApiServerStats {
   openWatches: number;
   /** Requests answered since the mark, by client (the bearer token) and verb. */
   requests: Record<string, VerbStats>;
-  /** The operator's writes since the mark (leases aside), by verb and resource. */
+  /** The operator's write requests since the mark (leases aside), by verb and resource, refused ones with their code. */
   operatorWrites: Record<string, number>;
 }
 
@@ -44,7 +44,9 @@ void (async () => {
       const key = `${r.token ?? '-'} ${r.verb}`;
       (by.get(key) ?? by.set(key, []).get(key)!).push(r.ms);
       if (r.token === 'operator' && !['get', 'list', 'watch'].includes(r.verb) && r.resource !== 'leases') {
-        writes[`${r.verb} ${r.resource}`] = (writes[`${r.verb} ${r.resource}`] ?? 0) + 1;
+        // A refused write (409: the binding it makes is there already) is named with its code.
+        const w = `${r.verb} ${r.resource}${r.status >= 400 ? ` (${r.status})` : ''}`;
+        writes[w] = (writes[w] ?? 0) + 1;
       }
     }
     const requests: Record<string, VerbStats> = {};

@@ -200,6 +200,9 @@ async function runSize(tenants: number): Promise<Phase[]> {
     operator = startOperator(kubeconfig, dir, statusPort);
     opPort = await operator.port;
     start = { at: restartAt, cpu: 0, metrics: await scrapeOperator(opPort) };
+    healthzMax = healthzLate = loopP99 = 0;
+    depths = [];
+    readyCounts = [];
     await attempt('restart', async () => {
       await until(async () => {
         const m = await scrapeOperator(opPort);

@@ -187,11 +187,13 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     expect(condition('alpha', 'IndexerLagging')).toMatchObject({ status: 'False', reason: 'WithinThreshold', observedGeneration: 1 });
   });
 
-  it('holds no right outside the tenant namespaces it serves: a stolen token reads no other Secret and runs no other workload', async () => {
+  it('holds no right outside the tenant namespaces it serves: a stolen token reads no other Secret and changes no other workload', async () => {
     s().create(type('', 'v1', 'secrets'), 'kube-system', { metadata: { name: 'cloud-credentials' }, stringData: { key: 'k' } }, 'test');
     expect((await asOperator('GET', '/api/v1/namespaces/kube-system/secrets/cloud-credentials')).status).toBe(403);
     expect((await asOperator('GET', '/api/v1/secrets')).status).toBe(403);
-    expect((await asOperator('GET', '/apis/apps/v1/deployments')).status).toBe(403);
+    // Workloads are read cluster-wide (one cache per kind, D-320), never written outside a tenant.
+    expect((await asOperator('GET', '/apis/apps/v1/deployments')).status).toBe(200);
+    expect((await asOperator('PATCH', '/apis/apps/v1/namespaces/kube-system/deployments/coredns', { metadata: { labels: { x: 'y' } } })).status).toBe(403);
     expect((await asOperator('PATCH', '/api/v1/namespaces/kube-system', { metadata: { labels: { x: 'y' } } })).status).toBe(403);
     expect((await asOperator('DELETE', '/api/v1/namespaces/default')).status).toBe(403);
     // Binding anything but the tenant ClusterRole is refused by RBAC's escalation check.

@@ -74,7 +74,11 @@ describe('operator RBAC: the permission table and the test API server\'s authori
   it('allows tenant rights only in tenant namespaces, platform rights only in its own, bind and delete only by name', () => {
     expect(isPermitted('', 'secrets', 'get', at('mi-alpha', 'x'))).toBe(true);
     expect(isPermitted('', 'secrets', 'get', at('kube-system', 'x'))).toBe(false);
-    expect(isPermitted('apps', 'deployments', 'list', at(undefined))).toBe(false);
+    // Read cluster-wide (one cache per kind, D-320), written only in tenant namespaces; Secrets only there.
+    expect(isPermitted('apps', 'deployments', 'list', at(undefined))).toBe(true);
+    expect(isPermitted('apps', 'deployments', 'patch', at('kube-system', 'x'))).toBe(false);
+    expect(isPermitted('', 'secrets', 'list', at(undefined))).toBe(false);
+    expect(isPermitted('', 'secrets', 'watch', at('mi-alpha'))).toBe(false);
     expect(isPermitted('', 'namespaces', 'patch', at(undefined, 'mi-alpha'))).toBe(true);
     expect(isPermitted('', 'namespaces', 'delete', at(undefined, 'kube-system'))).toBe(false);
     expect(isPermitted('', 'namespaces', 'create', at(undefined, 'anything'))).toBe(true);

@@ -40,9 +40,9 @@ export const OPERATOR_SETTINGS = {
   OPERATOR_RESYNC_SECONDS: int({
     min: 1,
     max: 86_400,
-    default: 300,
+    default: 36_000,
     readBy: ['operator'],
-    description: 'every tenant is reconciled at least this often, changed or not (an idle reconcile writes nothing)',
+    description: 'every tenant is reconciled at least this often, changed or not (an idle reconcile writes nothing); long, as watches are the source of change (D-322)',
   }),
   OPERATOR_STATUS_SECONDS: int({
     min: 1,

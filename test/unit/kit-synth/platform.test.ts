@@ -8,7 +8,7 @@ import path from 'node:path';
 import { IMAGE } from '../../../core/constants';
 import { PLATFORM_DEFAULTS } from '../../../cdk8s/lib/defaults';
 import { CHILD_KINDS } from '../../../cdk8s/lib/kinds';
-import { clusterRoleName, rulesOf, tenantClusterRoleName } from '../../../cdk8s/lib/operator-permissions';
+import { CLUSTER_WATCHED_KINDS, clusterRoleName, rulesOf, tenantClusterRoleName } from '../../../cdk8s/lib/operator-permissions';
 import { LOAD_TEST_SCRIPTS, type EnvironmentInput } from '../../../cdk8s/lib/values';
 import { K6_TREND_STATS } from '../../../observability/grafana/k6';
 import { ENVIRONMENTS } from '../../../cdk8s/environments';
@@ -21,7 +21,7 @@ describe('cdk8s kit: the operator in the platform part', () => {
   const platform = platformObjectsOf(ENVIRONMENTS.prod!);
   const find = (kind: string) => platform.find((o) => o.kind === kind) as unknown as Manifest & Record<string, any>;
 
-  it("grants exactly the operator's permission table, with no cluster-wide right on Secrets or workloads (issue 31, finding 7)", () => {
+  it("grants exactly the operator's permission table, with no cluster-wide right on Secrets and no cluster-wide write on workloads (issue 31, finding 7; D-320)", () => {
     const ns = 'market-indexer-system';
     const roles = platform.filter((o) => o.kind === 'ClusterRole') as unknown as { metadata: { name: string }; rules: { resources: string[]; verbs: string[] }[] }[];
     const clusterRole = roles.find((r) => r.metadata.name === clusterRoleName(ns))!;
@@ -35,7 +35,9 @@ describe('cdk8s kit: the operator in the platform part', () => {
     expect(bound[0]!.subjects).toEqual([{ kind: 'ServiceAccount', name: 'market-indexer-operator', namespace: ns }]);
     const namespacedKinds = [...CHILD_KINDS.filter((k) => k.namespaced).map((k) => k.plural), 'events', 'leases', 'pods', 'roles'];
     const broad = clusterRole.rules.flatMap((r) => r.resources.filter((res) => namespacedKinds.includes(res) || res === '*').map((res) => `${res}: ${r.verbs.join(',')}`));
-    expect(broad).toEqual([]);
+    // Cluster-wide on namespaced kinds: only the read-only caches (list, watch) of what a tenant renders, never Secrets (D-320).
+    expect(broad).toEqual(CLUSTER_WATCHED_KINDS.map((k) => `${k.plural}: list,watch`));
+    expect(broad.some((b) => b.startsWith('secrets'))).toBe(false);
     expect(clusterRole.rules.filter((r) => r.resources.includes('rolebindings'))).toEqual([{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] }]);
     expect(clusterRole.rules.filter((r) => r.resources.includes('namespaces')).flatMap((r) => r.verbs)).toEqual(['list', 'watch', 'get', 'create']);
   });
