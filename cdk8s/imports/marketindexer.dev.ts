@@ -662,6 +662,13 @@ export interface MarketIndexerSpecSettings {
   readonly requestTimeoutMs?: number;
 
   /**
+   * how long the API and the indexer keep an idle HTTP connection open (`Keep-Alive: timeout=`; the header timeout is 1 s more): above the ingress controller's upstream keep-alive, 60 s in ingress-nginx (D-282)
+   *
+   * @schema MarketIndexerSpecSettings#HTTP_KEEP_ALIVE_TIMEOUT_MS
+   */
+  readonly httpKeepAliveTimeoutMs?: number;
+
+  /**
    * how long the API reuses its last dependency check for `/ready` and `/health` (at most one database check per interval, however many probes arrive; D-101)
    *
    * @schema MarketIndexerSpecSettings#HEALTH_CHECK_CACHE_MS
@@ -748,6 +755,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'WS_PING_INTERVAL_MS': obj.wsPingIntervalMs,
     'WS_IP_LEASE_MS': obj.wsIpLeaseMs,
     'REQUEST_TIMEOUT_MS': obj.requestTimeoutMs,
+    'HTTP_KEEP_ALIVE_TIMEOUT_MS': obj.httpKeepAliveTimeoutMs,
     'HEALTH_CHECK_CACHE_MS': obj.healthCheckCacheMs,
     'SHUTDOWN_GRACE_MS': obj.shutdownGraceMs,
     'NONCE_TTL_SECONDS': obj.nonceTtlSeconds,
@@ -1328,6 +1336,13 @@ export interface MarketIndexerSpecApiIngress {
   readonly trustedProxies?: string[];
 
   /**
+   * a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; empty: the Ingress drops the header clients send (needs snippet annotations allowed in ingress-nginx, D-284)
+   *
+   * @schema MarketIndexerSpecApiIngress#cdnSourceRanges
+   */
+  readonly cdnSourceRanges?: string[];
+
+  /**
    * removed: a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies
    *
    * @schema MarketIndexerSpecApiIngress#trustedHops
@@ -1348,6 +1363,7 @@ export function toJson_MarketIndexerSpecApiIngress(obj: MarketIndexerSpecApiIngr
     'tlsSecretName': obj.tlsSecretName,
     'annotations': ((obj.annotations) === undefined) ? undefined : (Object.entries(obj.annotations).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
     'trustedProxies': obj.trustedProxies?.map(y => y),
+    'cdnSourceRanges': obj.cdnSourceRanges?.map(y => y),
     'trustedHops': obj.trustedHops,
   };
   // filter undefined values
