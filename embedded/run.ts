@@ -12,7 +12,7 @@ import { createSimulatorSource } from '../simulator/source';
 import { startApiServer } from '../server/run';
 import { createLiveStores } from '../server/stores';
 import { openChainNode, type Genesis } from '../simulator/node';
-import { listenScope, PortInUseError } from '../simulator/rpc-server';
+import { listenScope, PortInUseError } from '../simulator/rpc-http';
 import { startEmbeddedPostgres } from './postgres';
 
 export interface EmbeddedOptions {

@@ -8,7 +8,7 @@ import { intOption, parseArgsOrExit } from '../core/cli';
 import { loadConfigOrExit } from '../core/config';
 import { createLogger } from '../core/telemetry/logger';
 import { GenesisMismatchError, openChainNode } from './node';
-import { listenScope } from './rpc-server';
+import { listenScope } from './rpc-http';
 
 const USAGE = `usage: npm run chain -- [options]
   --data-dir PATH      genesis and accepted transactions (default: DATA_DIR when set, else .data/chain)

@@ -6,20 +6,12 @@ import { RpcSubmitError } from './chain/preflight';
 import type { Block, RpcChain } from './chain/types';
 import { createRpcProvider, type RpcProviderOptions } from './rpc-provider';
 import { RawJson, serialize } from './rpc-json';
+import { PortInUseError, readBody, writeJson } from './rpc-http';
+import { createRpcLedger } from './rpc-ledger';
 import { CHAIN_RPC_LIMITS, classifyBody, configParam, encodingOf, parseCall, RPC_CODES, rpcError, type ChainRpcLimits, type RpcCall } from './rpc-request';
 import { attachChainPubSub } from './rpc-ws';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';
-
-/** One transaction in the RPC's ledger: what `getSignaturesForAddress` lists, and the `getTransaction` body serialized once. */
-interface LedgerEntry {
-  signature: string;
-  slot: number;
-  err: unknown;
-  blockTime: number | null;
-  version: RawTransaction['version'];
-  json: string;
-}
 
 export interface SimulatorRpcOptions {
   /** The chain it serves (`RpcChain`: a `MarketSimulator` is one). */
@@ -40,23 +32,6 @@ export interface SimulatorRpcOptions {
   limits?: Partial<ChainRpcLimits>;
 }
 
-/** The RPC's port is taken: the one line a terminal shows, naming the setting (CHAIN_RPC_PORT). */
-export class PortInUseError extends Error {
-  override name = 'PortInUseError';
-  readonly code = 'EADDRINUSE';
-  constructor(readonly port: number) {
-    super(`port ${port} (the chain's RPC) is in use: stop what holds it (a local validator?) or set CHAIN_RPC_PORT`);
-  }
-}
-
-/** What the banners say of where the RPC listens, with the setting that changes it (D-270). */
-export function listenScope(address: string): string {
-  const loopback = address === '::1' || address.startsWith('127.') || address === 'localhost';
-  if (loopback) return `listening on ${address} only (this machine); CHAIN_RPC_HOST=0.0.0.0 serves other machines`;
-  const every = address === '0.0.0.0' || address === '::';
-  return `listening on ${address}${every ? ' (every interface)' : ''}: other machines can reach it (CHAIN_RPC_HOST)`;
-}
-
 /** The methods counted by `callCount`; any other name shares one counter (a client picks names, the map must not grow with them). */
 const METHODS = new Set(['getHealth', 'getSlot', 'getBlockHeight', 'getLatestBlockhash', 'sendTransaction', 'getSignaturesForAddress', 'getTransaction', 'getAccountInfo', 'getMultipleAccounts']);
 
@@ -74,41 +49,17 @@ const METHODS = new Set(['getHealth', 'getSlot', 'getBlockHeight', 'getLatestBlo
 export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   const { simulator } = opts;
   const submit = opts.submit ?? ((base64: string) => simulator.submit(base64));
-  // Oldest first; `first` is the index of the oldest entry still kept (trimmed in chunks).
-  let ledger: LedgerEntry[] = [];
-  const bySignature = new Map<string, LedgerEntry>();
+  const ledger = createRpcLedger({ historySlots: opts.historySlots, slot: () => simulator.slot });
   const faults: Fault[] = [];
   const provider = createRpcProvider(opts.provider);
   const calls = new Map<string, number>();
   const limits: ChainRpcLimits = { ...CHAIN_RPC_LIMITS, ...opts.limits };
   let withhold: (signature: string) => boolean = () => false;
 
-  // The ledger is trimmed by dropping a prefix; `dropped` counts what went, so an entry's index
-  // is found from its sequence number without a search.
-  let dropped = 0;
-  const seqOf = new WeakMap<LedgerEntry, number>();
-  const indexOf = (e: LedgerEntry) => seqOf.get(e)! - dropped;
-
-  function trim(): void {
-    if (opts.historySlots === undefined || !ledger.length) return;
-    const oldest = simulator.slot - opts.historySlots;
-    let n = 0;
-    while (n < ledger.length && ledger[n]!.slot <= oldest) n++;
-    // Trimming copies the array: do it when a tenth of it has aged out, not every block.
-    if (n === 0 || n < ledger.length / 10) return;
-    for (const e of ledger.slice(0, n)) bySignature.delete(e.signature);
-    ledger = ledger.slice(n);
-    dropped += n;
-  }
-
   /** A produced block: into the ledger, then to every `logsSubscribe` subscriber. */
   function record(block: Block): void {
     for (const tx of block.transactions) {
-      const signature = tx.transaction.signatures[0]!;
-      const entry: LedgerEntry = { signature, slot: tx.slot, err: tx.meta?.err ?? null, blockTime: tx.blockTime, version: tx.version, json: JSON.stringify(tx) };
-      seqOf.set(entry, dropped + ledger.length);
-      ledger.push(entry);
-      bySignature.set(signature, entry);
+      const { signature } = ledger.add(tx);
       if (withhold(signature)) continue;
       pubsub.notify((subscription) =>
         JSON.stringify({
@@ -118,7 +69,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         }),
       );
     }
-    trim();
+    ledger.trim();
   }
 
   /** An account in the RPC's `base64` encoding, or null. */
@@ -180,18 +131,9 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         const limit = cfg.limit ?? 1000;
         if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1000) return rpcError(id, -32602, 'Invalid limit');
         if (address !== simulator.programId) return { jsonrpc: '2.0', id, result: [] };
-        // Newest first, starting below `before`, stopping at (excluding) `until`.
-        let i = ledger.length - 1;
-        if (typeof cfg.before === 'string' && cfg.before) {
-          const b = bySignature.get(cfg.before);
-          i = b ? indexOf(b) - 1 : -1;
-        }
-        const out = [];
-        for (; i >= 0 && out.length < limit; i--) {
-          const o = ledger[i]!;
-          if (o.signature === cfg.until) break;
-          out.push({ signature: o.signature, slot: o.slot, err: o.err, memo: null, blockTime: o.blockTime, confirmationStatus: 'confirmed' });
-        }
+        const out = ledger
+          .list(limit, typeof cfg.before === 'string' ? cfg.before : undefined, typeof cfg.until === 'string' ? cfg.until : undefined)
+          .map((o) => ({ signature: o.signature, slot: o.slot, err: o.err, memo: null, blockTime: o.blockTime, confirmationStatus: 'confirmed' }));
         return { jsonrpc: '2.0', id, result: out };
       }
       case 'getTransaction': {
@@ -201,7 +143,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         if (!cfg) return badConfig(id);
         const encoding = encodingOf(cfg, 'json');
         if (encoding === undefined) return rpcError(id, -32602, 'Invalid params: encoding must be a string');
-        const entry = bySignature.get(signature);
+        const entry = ledger.get(signature);
         if (!entry) return { jsonrpc: '2.0', id, result: null };
         if (entry.version === 0 && cfg.maxSupportedTransactionVersion === undefined) {
           return rpcError(id, -32015, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
@@ -234,9 +176,6 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
     }
   }
 
-  const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
-    void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-
   /** A parsed body's answer: one call, a batch (each item on its own), or one error for the whole. */
   function answerBody(body: unknown): unknown {
     const shape = classifyBody(body, limits);
@@ -265,38 +204,16 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       res.writeHead(405).end();
       return;
     }
-    // Past the limit: 413 with the JSON-RPC error, the rest of the body read and dropped (not
-    // kept), and the connection closed after the answer.
-    const tooLarge = () => {
-      req.resume();
-      json(res, 413, rpcError(null, RPC_CODES.invalidRequest, `Request body too large: at most ${limits.maxBodyBytes} bytes`), { connection: 'close' });
-    };
-    if (Number(req.headers['content-length'] ?? 0) > limits.maxBodyBytes) return tooLarge();
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    req.on('error', () => req.destroy());
-    req.on('data', (c: Buffer) => {
-      if (refused) return;
-      size += c.length;
-      if (size > limits.maxBodyBytes) {
-        refused = true;
-        chunks.length = 0;
-        return tooLarge();
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (refused) return;
+    readBody(req, res, limits.maxBodyBytes, (raw) => {
       const fault = faults.shift();
       if (fault === 'hang') return; // never answers: the client's timeout must fire
       if (fault === 'http500') return void res.writeHead(500).end('upstream error');
       if (fault === 'rate_limit') return void res.writeHead(429, { 'retry-after': '1' }).end('Too many requests');
       let body: unknown;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString());
+        body = JSON.parse(raw.toString());
       } catch {
-        return json(res, 200, rpcError(null, RPC_CODES.parse, 'Parse error'));
+        return writeJson(res, 200, rpcError(null, RPC_CODES.parse, 'Parse error'));
       }
       const verdict = provider.admit(body);
       if (verdict.kind !== 'serve') return provider.answer(res, verdict);
@@ -309,7 +226,6 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       provider.answer(res, verdict, serialize(out));
     });
   });
-  server.requestTimeout = 30_000;
   const pubsub = attachChainPubSub(server, { programId: simulator.programId, limits });
 
   return {
@@ -338,9 +254,9 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
     subscriberCount: () => pubsub.subscriberCount(),
     /** Subscribers closed for not reading their notifications. */
     backpressureCloses: () => pubsub.backpressureCloses(),
-    transactions: (): RawTransaction[] => ledger.map((e) => JSON.parse(e.json) as RawTransaction),
+    transactions: (): RawTransaction[] => ledger.entries().map((e) => JSON.parse(e.json) as RawTransaction),
     /** Transactions in the ledger now (after trimming to `historySlots`). */
-    ledgerSize: () => ledger.length,
+    ledgerSize: () => ledger.entries().length,
     /** Listens (loopback unless `host` says wider); a taken port rejects with `PortInUseError`. */
     async listen(port = 0, host = '127.0.0.1'): Promise<{ url: string; wsUrl: string; port: number; address: string }> {
       await new Promise<void>((resolve, reject) => {
