@@ -33,7 +33,7 @@ type LeaseRow = { holder: string | null; token: string; expired: boolean; holder
  * One writer per tenant through a lease row (D-300), with the session-level advisory lock kept
  * as a second guard: the previous release's indexers wait on that lock, so they never write
  * beside this one. Every indexer keeps one session named for it (the standby list, D-165). A
- * standby polls every retry period; it takes the lease when the lease was never held, has gone
+ * standby polls every retry period, waiting in the lock between polls; it takes the lease when the lease was never held, has gone
  * unrenewed for its duration by PostgreSQL's clock, or its holder's session is gone (a killed
  * writer is replaced at once). A hung holder still holds the advisory lock and may hold row
  * locks in an open batch transaction: the standby terminates the holder's sessions first, then
@@ -136,7 +136,29 @@ export async function acquireWriterLease(opts: {
     }
   };
 
+  /**
+   * Between polls a standby waits in `pg_advisory_lock` for up to a retry period: the lock is
+   * granted the moment a dead writer's session ends, so a killed writer is replaced at once,
+   * not at the next poll. Whoever gets the lock takes the lease (the lease changes hands only
+   * with the lock held), so two standbys never both write.
+   */
+  const waitForLock = async (): Promise<boolean> => {
+    try {
+      await q('BEGIN');
+      await q(`SET LOCAL lock_timeout = ${timing.retryPeriodMs}`);
+      await q('SELECT pg_advisory_lock(hashtext($1))', [key]);
+      await q('COMMIT');
+      return true;
+    } catch (err) {
+      await q('ROLLBACK').catch(() => {});
+      if ((err as { code?: string }).code === '55P03') return false;
+      throw err;
+    }
+  };
+
   let taken: Awaited<ReturnType<typeof tryTake>>;
+  const abort = () => void client.end().catch(() => {});
+  opts.signal.addEventListener('abort', abort, { once: true });
   try {
     for (;;) {
       if (opts.signal.aborted) break;
@@ -144,12 +166,15 @@ export async function acquireWriterLease(opts: {
       if (taken) break;
       if (!waitingSaid) opts.onWaiting?.();
       waitingSaid = true;
-      await delay(timing.retryPeriodMs, undefined, { signal: opts.signal }).catch(() => {});
+      if (haveLock) await delay(timing.retryPeriodMs, undefined, { signal: opts.signal }).catch(() => {});
+      else haveLock = await waitForLock();
     }
   } catch (err) {
     await client.end().catch(() => {});
     if (opts.signal.aborted) return undefined;
     throw err;
+  } finally {
+    opts.signal.removeEventListener('abort', abort);
   }
   if (!taken) {
     await client.end().catch(() => {});

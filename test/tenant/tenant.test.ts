@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from 'pg';
 import { checkTenant } from '../../check/tenant-check';
 import { ALERTS, type AlertName } from '../../observability/prometheus/rules';
 import { createWalletClient, generateWalletKey, type WalletClient } from '../../local/wallet/client';
@@ -252,13 +253,17 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
       expectPage(await eventually('the page', async () => t.notifications.find(notified('MarketIndexerDeadLetters', 'firing', t0)), MIN), 'MarketIndexerDeadLetters');
     }, 5 * MIN);
 
-    it('a node freezes under the writer indexer and an API replica: slot lag (as the API sees it), no writer, targets down; all resolve when it is back', async () => {
+    // Both indexers: with one frozen, the other takes the writer lease within its duration (the
+    // journey "a node freezes under the writer indexer alone" below), and no writer is missing.
+    it('a node freezes under both indexers and an API replica: slot lag (as the API sees it), no writer, targets down; all resolve when it is back', async () => {
       const writers = await query(t.prometheusUrl, 'service_indexer_is_writer{tenant="alpha"} == 1');
       expect(writers).toHaveLength(1);
       const writer = t.pods.find((p) => p.name === writers[0]!.metric.pod)!;
+      const standby = t.podsOf('market-indexer-indexer').find((p) => p !== writer)!;
       const api = t.podsOf('market-indexer-api')[1]!;
       const t0 = Date.now();
       writer.freeze();
+      standby.freeze();
       api.freeze();
       try {
         // The frozen indexer reports nothing: the page comes from the API's observation (D-213).
@@ -267,9 +272,10 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
           expectPage(page, alert);
         }
         const down = (await firing('MarketIndexerTargetDown')) ? await query(t.prometheusUrl, 'up{namespace="mi-alpha"} == 0') : [];
-        expect(down.map((s) => s.metric.pod).sort()).toEqual([api.name, writer.name].sort());
+        expect(down.map((s) => s.metric.pod).sort()).toEqual([api.name, writer.name, standby.name].sort());
       } finally {
         writer.resume();
+        standby.resume();
         api.resume();
       }
       const back = Date.now();
@@ -277,6 +283,49 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
         await eventually(`${alert} resolved`, async () => t.notifications.find(notified(alert, 'resolved', back)), 4 * MIN);
       }
     }, 15 * MIN);
+  });
+
+  describe('a node freezes under the writer indexer alone', () => {
+    it('the standby takes the writer lease once it expires and slot lag clears; the woken writer commits nothing, steps down and comes back as a standby', async () => {
+      const pg = new Client({ connectionString: t.databaseUrl });
+      await pg.connect();
+      try {
+        const lease = async () => (await pg.query<{ holder: string; token: string }>('SELECT holder, token FROM writer_lease WHERE id = 1')).rows[0]!;
+        const cursor = async () => Number((await pg.query<{ s: string }>('SELECT last_processed_slot AS s FROM indexer_cursor')).rows[0]!.s);
+        const tip = async () => ((await (await fetch(t.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' })).json()) as { result: number }).result;
+        const pidOf = (holder: string) => Number(holder.split(':').pop());
+        const indexers = t.podsOf('market-indexer-indexer');
+        const held = await lease();
+        const writer = indexers.find((p) => p.pids().includes(pidOf(held.holder)))!;
+        const standby = indexers.find((p) => p !== writer)!;
+        expect([writer, standby].every(Boolean)).toBe(true);
+        const restarts = writer.restarts();
+        // The node stops: the processes and the kubelet (no probe acts); PostgreSQL still sees the writer's sessions.
+        writer.freeze();
+        try {
+          // The design bound: the lease's 15 s, a 2 s poll, and a margin for the batch to commit on a loaded machine.
+          await eventually('the standby holding the lease and committing', async () => {
+            const now = await lease();
+            return Number(now.token) > Number(held.token) && standby.pids().includes(pidOf(now.holder));
+          }, 30_000);
+          await eventually('slot lag to clear', async () => (await tip()) - (await cursor()) <= 5, 30_000);
+          // Prometheus says who writes once it has scraped the standby since (the frozen pod's series went stale with its target).
+          await eventually('Prometheus to see the standby writing', async () => {
+            const writing = await query(t.prometheusUrl, 'service_indexer_is_writer{tenant="alpha"} == 1');
+            return writing.length === 1 && writing[0]!.metric.pod === standby.name;
+          }, 30_000);
+        } finally {
+          writer.resume();
+        }
+        // Woken, the old writer finds its lease gone: it exits and its container restarts, as a standby.
+        await eventually('the woken writer to step down', async () => writer.restarts() > restarts, 60_000);
+        const after = await lease();
+        expect(standby.pids()).toContain(pidOf(after.holder));
+        expect(Number(after.token)).toBe(Number(held.token) + 1);
+      } finally {
+        await pg.end();
+      }
+    }, 5 * MIN);
   });
 
   it('rides out a provider\'s rate limit: 429s with Retry-After counted as rate_limited, waited out, the indexer back at the chain\'s tip', async () => {
