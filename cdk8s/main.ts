@@ -3,8 +3,8 @@
 // cdk8s/environments/*.ts and of the chart's values files). Writes one YAML file per tenant.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { parseArgsOrExit } from '../core/cli';
 import { ENVIRONMENTS } from './environments';
 import { KitInputError } from './lib/resolve';
 import { synthEnvironment } from './synth';
@@ -29,22 +29,10 @@ function loadFile(file: string): unknown {
   return full.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
 }
 
-let args: ReturnType<typeof parse>;
-function parse() {
-  return parseArgs({
-    options: { env: { type: 'string' }, 'env-file': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean' } },
-    strict: true,
-  });
-}
-try {
-  args = parse();
-} catch (err) {
-  fail(`${(err as Error).message}\n${USAGE}`, 2);
-}
-if (args.values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
+const args = parseArgsOrExit(
+  { options: { env: { type: 'string' }, 'env-file': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean' } }, strict: true },
+  USAGE,
+);
 const { env, 'env-file': envFile } = args.values;
 if (!env === !envFile) fail(`give --env or --env-file\n${USAGE}`, 2);
 

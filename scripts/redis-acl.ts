@@ -2,7 +2,7 @@
 // connect as (D-193, D-231), for a Redis the kit does not run (staging, prod): the ACL lines on
 // stdout, to pipe into `redis-cli` as an admin of that Redis; the passwords and the REDIS_URL
 // each tenant's Secret must hold on stderr.
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../core/cli';
 import { tenantAclUser } from '../core/redis/acl';
 import { TENANT_PATTERN } from '../core/config/settings';
 import { newAclPassword, sha256Hex, tenantAclCommand, tenantAclFileLine } from '../cdk8s/lib/redis-users';
@@ -18,22 +18,25 @@ export const REDIS_ACL_USAGE = `usage: npm run -s redis-acl -- --tenant <tenant>
 
 /** The command; returns the exit code. */
 export function runRedisAclCli(argv: string[], deps: { out: (s: string) => void; err: (s: string) => void; newPassword?: () => string }): number {
-  let parsed;
-  try {
-    parsed = parseArgs({
+  const cli = readCommandLine(
+    {
       args: argv,
       options: { tenant: { type: 'string', multiple: true }, cluster: { type: 'boolean' }, 'acl-file': { type: 'boolean' }, password: { type: 'string' }, help: { type: 'boolean' } },
       strict: true,
-    });
-  } catch (e) {
-    deps.err(`${(e as Error).message}\n${REDIS_ACL_USAGE}\n`);
-    return 2;
+    },
+    REDIS_ACL_USAGE,
+  );
+  switch (cli.kind) {
+    case 'help':
+      deps.out(cli.text);
+      return 0;
+    case 'usage-error':
+      deps.err(cli.text);
+      return 2;
+    case 'run':
+      break;
   }
-  const { values } = parsed;
-  if (values.help) {
-    deps.out(`${REDIS_ACL_USAGE}\n`);
-    return 0;
-  }
+  const { values } = cli.parsed;
   const fail = (line: string) => {
     deps.err(`${line}\n${REDIS_ACL_USAGE}\n`);
     return 2;

@@ -1,7 +1,7 @@
 // `npm run tenant -- up --env staging --tenant alpha`: one tenant run from what the kit renders,
 // on this machine. A test and demo harness, not a runtime (docs/local-tenant.md).
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit, usageExit } from '../../core/cli';
 import { parse as parseYaml } from 'yaml';
 import { checkTenant } from '../../check/tenant-check';
 import { KitInputError } from '../../cdk8s/lib/resolve';
@@ -33,7 +33,7 @@ function fail(line: string, code = 1): never {
 }
 
 function parse() {
-  return parseArgs({
+  return parseArgsOrExit({
     allowPositionals: true,
     options: {
       env: { type: 'string' },
@@ -49,19 +49,15 @@ function parse() {
       help: { type: 'boolean', default: false },
     },
     strict: true,
-  });
+  }, USAGE, { commands: ['up'] });
 }
 
 async function main(): Promise<void> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse();
-  } catch (err) {
-    return fail(`${(err as Error).message}\n${USAGE}`, 2);
-  }
+  const parsed = parse();
   const o = parsed.values;
-  if (o.help) return void process.stdout.write(`${USAGE}\n`);
-  if (parsed.positionals[0] !== 'up' || !o.env || !o.tenant) return fail(USAGE, 2);
+  if (parsed.positionals.length > 1) usageExit(`unexpected argument ${parsed.positionals[1]}`, USAGE);
+  if (!o.env) usageExit('up needs --env', USAGE);
+  if (!o.tenant) usageExit('up needs --tenant', USAGE);
   const num = (name: string, v: string | undefined) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 0 || n > 65535) fail(`--${name} must be a port (got ${v})`, 2);

@@ -3,7 +3,7 @@
 // sends to the chain's JSON-RPC, as a wallet app does.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit, usageExit } from '../../core/cli';
 import { createWalletClient, generateWalletKey, walletKeyFromBytes, WalletRequestError, type WalletClient } from './client';
 import { plainHttpBeyondLoopback } from './check-tx';
 import { runTrade } from './trade';
@@ -29,24 +29,41 @@ options:
   --domain HOST    the auth messages' domain, one of the tenant's PUBLIC_HOSTS (default: the API's host)
   --help`;
 
+const COMMANDS = ['address', 'trade', 'place-order', 'cancel-order', 'claim-payout', 'orders', 'positions'] as const;
+type Command = (typeof COMMANDS)[number];
+/** The options each command cannot do without: checked before the keypair or the network is touched. */
+const REQUIRED: Record<Command, readonly ('market' | 'price' | 'order-id')[]> = {
+  address: [],
+  trade: [],
+  'place-order': ['market', 'price'],
+  'cancel-order': ['market', 'order-id'],
+  'claim-payout': ['market'],
+  orders: [],
+  positions: [],
+};
+
 function parse() {
-  return parseArgs({
-    allowPositionals: true,
-    options: {
-      api: { type: 'string', default: 'http://localhost:3000' },
-      rpc: { type: 'string', default: 'http://localhost:8899' },
-      program: { type: 'string' },
-      keypair: { type: 'string', default: path.join('.data', 'wallet.json') },
-      domain: { type: 'string' },
-      market: { type: 'string' },
-      side: { type: 'string', default: 'buy_yes' },
-      price: { type: 'string' },
-      quantity: { type: 'string', default: '1000000' },
-      'order-id': { type: 'string' },
-      help: { type: 'boolean', default: false },
+  return parseArgsOrExit(
+    {
+      allowPositionals: true,
+      options: {
+        api: { type: 'string', default: 'http://localhost:3000' },
+        rpc: { type: 'string', default: 'http://localhost:8899' },
+        program: { type: 'string' },
+        keypair: { type: 'string', default: path.join('.data', 'wallet.json') },
+        domain: { type: 'string' },
+        market: { type: 'string' },
+        side: { type: 'string', default: 'buy_yes' },
+        price: { type: 'string' },
+        quantity: { type: 'string', default: '1000000' },
+        'order-id': { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
     },
-    strict: true,
-  });
+    USAGE,
+    { commands: COMMANDS },
+  );
 }
 
 const fail = (line: string): never => {
@@ -72,16 +89,11 @@ async function loadKey(file: string) {
 const print = (v: unknown): void => void process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
 async function main(): Promise<void> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse();
-  } catch (err) {
-    return fail(`${(err as Error).message}\n${USAGE}`);
-  }
-  const { values: o, positionals } = parsed;
-  if (o.help) return void process.stdout.write(`${USAGE}\n`);
-  const [command] = positionals;
-  if (!command) return fail(USAGE);
+  const { values: o, positionals } = parse();
+  const command = positionals[0] as Command;
+  if (positionals.length > 1) usageExit(`unexpected argument ${positionals[1]}`, USAGE);
+  const missing = REQUIRED[command].find((name) => o[name] === undefined);
+  if (missing) usageExit(`${command} needs --${missing}`, USAGE);
   const key = await loadKey(o.keypair!);
   // The tenant's chain id, from its public config: the auth messages must name it.
   const probe = createWalletClient({ api: o.api!, rpc: o.rpc!, key, domain: o.domain });
@@ -104,8 +116,10 @@ async function main(): Promise<void> {
     case 'orders':
     case 'positions':
       return print(await wallet.signedRead(`/${command}`));
-    default:
-      return fail(`unknown command ${command}\n${USAGE}`);
+    default: {
+      const unreachable: never = command;
+      return fail(`unknown command ${String(unreachable)}`);
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { IDL } from '../../core/events';
 import { TEST_REDIS_URL, testTenant } from './redis';
@@ -55,3 +55,31 @@ export const spawnApi = (env: Record<string, string>): ApiChild => spawnEntry('s
 
 /** The real operator entry point as a child process. */
 export const spawnOperator = (args: string[], env: Record<string, string>): Child => spawnEntry('operator/main.ts', args, { OPERATOR_PORT: '0', ...env });
+
+export interface EntryRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs an entry point from source to its end (`node --import tsx <entry> <args>`), as a user's
+ * `npm run` would without npm's own lines: the exit code and the output. The environment is
+ * `env` alone (plus PATH), so no setting of the test process leaks into a first-contact check.
+ */
+export function runEntry(entry: string, args: string[], opts: { env?: Record<string, string>; timeoutMs?: number; cwd?: string } = {}): Promise<EntryRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], {
+      cwd: opts.cwd ?? ROOT,
+      env: { PATH: process.env.PATH ?? '', ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs ?? 30_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}

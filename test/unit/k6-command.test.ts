@@ -34,7 +34,7 @@ describe('npm run k6', () => {
   }, 60_000);
 
   it('refuses an unknown script or profile with its usage', async () => {
-    expect((await k6Cli(['nope'], { PATH: nodeDir })).stderr).toMatch(/^usage: npm run k6 -- <fanout-ws\|limits-rest\|limits-ws\|load\|build>/);
+    expect((await k6Cli(['nope'], { PATH: nodeDir })).stderr).toMatch(/^unknown script nope\nusage: npm run k6 -- <fanout-ws\|limits-rest\|limits-ws\|load\|build>/);
     expect((await k6Cli(['load', '--profile', 'huge'], { PATH: nodeDir })).stderr).toMatch(/--profile must be one of smoke, load, stress, soak, spike/);
   }, 60_000);
 
