@@ -1,0 +1,218 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createDatabase, type Db } from '../../core/db';
+import { createProjector } from '../../indexer/projection';
+import type { Pod } from '../../local/tenant/pod';
+import { MarketSimulator } from '../../simulator/simulation';
+import { keyPairOf } from '../../simulator/ids';
+import type { Json } from '../support/api';
+import { createTestDatabase } from '../support/pg';
+import { tableDigests } from '../support/tables';
+import { WsClient, wsAuth } from '../support/ws';
+
+/** What the upgrade journey (upgrade.test.ts) runs beside a rollout, and how it judges it. */
+
+/** A client reading through the Ingress in a loop: every answer that is not a 200 is a failure. */
+export function steadyReader(url: string) {
+  let running = true;
+  let ok = 0;
+  const failures: string[] = [];
+  const done = (async () => {
+    while (running) {
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+        const body = await res.text();
+        if (res.status === 200) ok += 1;
+        else failures.push(`${res.status} ${body.slice(0, 200)}`);
+      } catch (err) {
+        failures.push(String((err as Error).cause ?? err));
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return { ok: () => ok, failures, stop: async () => ((running = false), await done) };
+}
+
+export interface ChannelTally {
+  channel: string;
+  received: number;
+  duplicates: number;
+  gaps: number;
+}
+
+/**
+ * A /ws client as a D-53 application writes it: when the server closes its socket it reconnects
+ * (through the Ingress) and subscribes each channel again with `resumeFrom` the last seq it has;
+ * a positions channel with a fresh signed `auth` each time.
+ */
+export function resumingClient(wsUrl: string, channels: string[], signer: (channel: string) => Json | undefined) {
+  const sockets: WsClient[] = [];
+  const seqs = new Map<string, number[]>(channels.map((c) => [c, []]));
+  const data = new Map<string, Map<number, unknown>>(channels.map((c) => [c, new Map()]));
+  let stopped = false;
+  let reconnects = 0;
+  let failedConnects = 0;
+  const errors: string[] = [];
+  const last = (c: string) => Math.max(0, ...seqs.get(c)!);
+  const connect = async (): Promise<void> => {
+    const s = await WsClient.open(wsUrl);
+    sockets.push(s);
+    s.ws.on('message', (raw) => {
+      const m = JSON.parse(raw.toString()) as Json;
+      if (m.type === 'update' && seqs.has(m.channel)) {
+        seqs.get(m.channel)!.push(m.seq as number);
+        data.get(m.channel)!.set(m.seq as number, m.data);
+      } else if (m.type === 'error') errors.push(String(m.message));
+    });
+    await s.next((m) => m.type === 'connected');
+    for (const channel of channels) {
+      const auth = signer(channel);
+      const first = sockets.length === 1;
+      const r = await s.request({ type: 'subscribe', channel, ...(first ? {} : { resumeFrom: last(channel) }), ...(auth ? { auth } : {}) });
+      if (r.type !== 'subscribed') errors.push(`${channel}: ${JSON.stringify(r)}`);
+      if (!first && r.resumed === false) errors.push(`${channel}: not resumable from ${last(channel)}`);
+    }
+    void s.closed.then(() => {
+      if (stopped) return;
+      reconnects += 1;
+      void reconnect();
+    });
+  };
+  const reconnect = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        return await connect();
+      } catch {
+        failedConnects += 1;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  return {
+    connect,
+    last,
+    dataAt: (channel: string, seq: number) => data.get(channel)!.get(seq),
+    reconnects: () => reconnects,
+    failedConnects: () => failedConnects,
+    errors,
+    /** Per channel: updates received, the same seq twice, seqs missing between the first and the last. */
+    tally: (): ChannelTally[] =>
+      channels.map((channel) => {
+        const all = seqs.get(channel)!;
+        const unique = new Set(all);
+        const span = all.length ? Math.max(...all) - Math.min(...all) + 1 : 0;
+        return { channel, received: all.length, duplicates: all.length - unique.size, gaps: span - unique.size };
+      }),
+    stop() {
+      stopped = true;
+      sockets.forEach((s) => s.ws.terminate());
+    },
+  };
+}
+export type ResumingClient = ReturnType<typeof resumingClient>;
+
+/** The signed `auth` a positions subscription needs, from the simulated chain's own wallets' keys. */
+export function positionsSigner(opts: { seed: number; domain: string; chain: string }) {
+  const keys = new Map(Array.from({ length: 40 }, (_, i) => keyPairOf(`wallet:${opts.seed}:${i}`)).map((k) => [k.address, k]));
+  return {
+    wallets: [...keys.keys()],
+    sign: (channel: string): Json | undefined => {
+      if (!channel.startsWith('positions:')) return undefined;
+      const key = keys.get(channel.slice('positions:'.length))!;
+      return wsAuth(key, `WS_SUBSCRIBE ${channel}`, { domain: opts.domain, chain: opts.chain });
+    },
+  };
+}
+
+/**
+ * A channel's latest update as the stream keeps it, read by a client that never moved: a fresh
+ * socket that subscribes with `resumeFrom` a seq the clients have, and reads the replay up to the
+ * channel's latest seq.
+ */
+export async function storedUpdate(wsUrl: string, channel: string, from: number, auth: Json | undefined): Promise<{ latestSeq: number; data: unknown }> {
+  const probe = await WsClient.open(wsUrl);
+  try {
+    await probe.next((m) => m.type === 'connected');
+    const r = await probe.request({ type: 'subscribe', channel, resumeFrom: from, ...(auth ? { auth } : {}) });
+    if (r.resumed !== true) throw new Error(`${channel}: seq ${from} is no longer kept (${JSON.stringify(r)})`);
+    const latestSeq = Math.max(from, r.latestSeq as number);
+    if (latestSeq === from) return { latestSeq, data: undefined };
+    const m = await probe.next((x) => x.type === 'update' && x.channel === channel && x.seq === latestSeq);
+    return { latestSeq, data: m.data };
+  } finally {
+    probe.ws.terminate();
+  }
+}
+
+/** Watches which indexer pod is the writer (its /health `role`), and the longest time none was. */
+export function writerWatch(pods: () => Pod[]) {
+  let running = true;
+  let lastWriterAt: number | undefined;
+  let longestGapMs = 0;
+  const writers = new Set<string>();
+  const port = (p: Pod) => p.spec.containers[0]!.ports!.find((x) => x.name === 'http')!.containerPort;
+  const done = (async () => {
+    while (running) {
+      const roles = await Promise.all(
+        pods().map(async (p) => {
+          try {
+            const r = await fetch(`http://${p.ip}:${port(p)}/health`, { signal: AbortSignal.timeout(1_000) });
+            return { pod: p.name, role: ((await r.json()) as { role?: string }).role };
+          } catch {
+            return { pod: p.name, role: undefined };
+          }
+        }),
+      );
+      const now = Date.now();
+      const writer = roles.find((r) => r.role === 'writer');
+      if (writer) {
+        writers.add(writer.pod);
+        if (lastWriterAt !== undefined) longestGapMs = Math.max(longestGapMs, now - lastWriterAt);
+        lastWriterAt = now;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    writers,
+    /** The longest time between two polls that each saw a writer (a hand-over, or a 100 ms poll). */
+    longestGapMs: () => longestGapMs,
+    reset: () => ((longestGapMs = 0), writers.clear()),
+    stop: async () => ((running = false), await done),
+  };
+}
+
+/**
+ * The tenant's projection at one moment (a REPEATABLE READ snapshot: its cursor and every table
+ * as of the same commit) against the same chain indexed without interruption up to that slot:
+ * the blocks the simulated chain (its genesis in the run folder) produced, applied in process.
+ */
+export async function tablesAgainstUninterrupted(opts: { databaseUrl: string; chainDir: string; programId: string }): Promise<{ slot: number; differing: string[] }> {
+  const tenant = createDatabase({ url: opts.databaseUrl, poolMax: 1 });
+  let slot: number;
+  let digests: Awaited<ReturnType<typeof tableDigests>>;
+  try {
+    const { TransactionMode, isolationLevel } = tenant.pgp.txMode;
+    ({ slot, digests } = await tenant.db.tx({ mode: new TransactionMode({ tiLevel: isolationLevel.repeatableRead, readOnly: true }) }, async (t) => {
+      const c = await t.one<{ last_processed_slot: string }>('SELECT last_processed_slot FROM indexer_cursor WHERE id = 1');
+      return { slot: Number(c.last_processed_slot), digests: await tableDigests(t as unknown as Db) };
+    }));
+  } finally {
+    await tenant.close();
+  }
+  const genesis = JSON.parse(readFileSync(path.join(opts.chainDir, 'simulation.json'), 'utf8')) as { seed: number; feeds: number; epochSeconds: number; startTime: number };
+  const sim = new MarketSimulator({ seed: genesis.seed, programId: opts.programId, feeds: genesis.feeds, epochSeconds: genesis.epochSeconds, startTime: genesis.startTime });
+  const txs = [];
+  while (sim.slot < slot) txs.push(...sim.nextBlock().transactions.filter((t) => t.meta?.err === null));
+  const tdb = await createTestDatabase();
+  const ref = createDatabase({ url: tdb.url, poolMax: 4 });
+  try {
+    const projector = createProjector({ db: ref.db, pgp: ref.pgp, programId: opts.programId, source: 'test' });
+    for (let i = 0; i < txs.length; i += 500) await projector.applyBatch(txs.slice(i, i + 500), { writerEpoch: 0 });
+    const expected = await tableDigests(ref.db);
+    return { slot, differing: Object.keys(expected).filter((k) => JSON.stringify(expected[k]) !== JSON.stringify(digests[k])) };
+  } finally {
+    await ref.close();
+    await tdb.drop();
+  }
+}
