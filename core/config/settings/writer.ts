@@ -1,5 +1,6 @@
 /**
- * The indexer's writer lease (D-300): client-go's leader-election timings. The writer renews
+ * The indexer's writer lease (D-300): client-go's leader-election shape, shortened so a hung
+ * writer is replaced within 15 s (D-303: client-go's own 15 s lease measured 16.0–17.0 s). The writer renews
  * every retry period and steps down when it has not renewed for the renew deadline; a standby
  * polls every retry period and takes the lease once it has gone unrenewed for its duration, so a
  * hung writer is replaced within about the duration plus one retry period.
@@ -10,7 +11,7 @@ export const WRITER_SETTINGS = {
   INDEXER_LEASE_DURATION_MS: int({
     min: 1_000,
     max: 300_000,
-    default: 15_000,
+    default: 10_000,
     readBy: ['indexer'],
     description:
       "the writer's lease: a standby takes the writer's place this long after the writer last renewed (timed by PostgreSQL's clock); must exceed `INDEXER_LEASE_RENEW_DEADLINE_MS` (D-300)",
@@ -18,7 +19,7 @@ export const WRITER_SETTINGS = {
   INDEXER_LEASE_RENEW_DEADLINE_MS: int({
     min: 500,
     max: 300_000,
-    default: 10_000,
+    default: 7_000,
     readBy: ['indexer'],
     description:
       'a writer that has not renewed its lease for this long stops committing and exits (a standby or its restart takes over); must exceed `INDEXER_LEASE_RETRY_PERIOD_MS` (D-300)',
