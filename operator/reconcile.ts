@@ -59,7 +59,7 @@ export function createReconciler(deps: {
     logger.warn({ marketIndexer: mi.metadata.name, reason: problem.reason, message: problem.message }, 'MarketIndexer degraded');
     const seen = deps.observation(mi);
     const conditions = problemConditions(problem, lagCondition(seen, deps.lagThreshold));
-    await status.write(mi, statusOf(mi, namespace, conditions, seen, undefined, now()));
+    await status.write(mi, statusOf(mi, namespace, conditions, seen, undefined, now(), mi.status?.imageTag));
     return { result: 'degraded', reason: problem.reason, retryAfterMs: PROBLEM_RETRY_MS };
   }
 
@@ -102,8 +102,10 @@ export function createReconciler(deps: {
     // Observe the Deployments and the indexer, and write the status if it changed.
     const observed = observe(caches, namespace);
     const seen = deps.observation(mi);
-    const conditions = observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold));
-    await status.write(mi, statusOf(mi, namespace, conditions, seen, observed.apiReadyReplicas, now()));
+    // A new image tag rolls both Deployments: Progressing names the tag it leaves and the one it takes.
+    const tags = { running: mi.status?.imageTag, wanted: rendered.values.image.tag };
+    const conditions = observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold), tags);
+    await status.write(mi, statusOf(mi, namespace, conditions, seen, observed.apiReadyReplicas, now(), observed.rolledOut ? tags.wanted : tags.running));
     return outcomeOf(observed, unserved);
   }
 

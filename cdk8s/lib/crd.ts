@@ -64,6 +64,7 @@ export const MarketIndexerStatusSchema = Type.Object({
     }),
   ),
   api: Type.Optional(Type.Object({ readyReplicas: Type.Optional(Type.Integer({ minimum: 0 })) })),
+  imageTag: Type.Optional(Type.String({ description: "the image tag the tenant's Deployments all run, as of the last complete rollout" })),
 });
 export type MarketIndexerStatus = Static<typeof MarketIndexerStatusSchema>;
 

@@ -6,6 +6,12 @@ import type { IndexerReading, Outcome, Problem } from './outcome';
 
 type Deployment = KubeObject & { spec?: { replicas?: number }; status?: Record<string, unknown> };
 
+/** How far a Deployment's rollout is: replicas running its latest spec, of those it asks for. */
+export interface Progress {
+  updated: number;
+  replicas: number;
+}
+
 /** The tenant's two Deployments as the caches last saw them. */
 export interface Observed {
   /** Available replicas of the API and of the indexer. */
@@ -14,13 +20,30 @@ export interface Observed {
   apiReadyReplicas: number;
   /** Both run the latest spec on every replica. */
   rolledOut: boolean;
+  rollout: { api: Progress; indexer: Progress };
 }
 
+/** The image tags of a rollout: the one the tenant last ran everywhere, and the one it is given. */
+export interface ImageTags {
+  running?: string;
+  wanted: string;
+}
+
+const observedLatest = (d: Deployment | undefined) => !!d && Number(d.status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 1);
+
+// As `kubectl rollout status` has it: the latest spec observed, on every replica asked for, all
+// available, and no old replica left running.
 const rolledOut = (d: Deployment | undefined) =>
   !!d &&
-  Number(d.status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 1) &&
+  observedLatest(d) &&
   Number(d.status?.updatedReplicas ?? 0) >= (d.spec?.replicas ?? 1) &&
-  Number(d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
+  Number(d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1) &&
+  Number(d.status?.replicas ?? 0) <= Number(d.status?.updatedReplicas ?? 0);
+
+const progressOf = (d: Deployment | undefined): Progress => ({
+  updated: observedLatest(d) ? Number(d!.status?.updatedReplicas ?? 0) : 0,
+  replicas: d?.spec?.replicas ?? 1,
+});
 
 export function observe(caches: Pick<Caches, 'child'>, namespace: string): Observed {
   const deployments = caches.child('Deployment', namespace);
@@ -31,6 +54,7 @@ export function observe(caches: Pick<Caches, 'child'>, namespace: string): Obser
     indexerAvailable: Number(indexer?.status?.availableReplicas ?? 0),
     apiReadyReplicas: Number(api?.status?.readyReplicas ?? 0),
     rolledOut: rolledOut(api) && rolledOut(indexer),
+    rollout: { api: progressOf(api), indexer: progressOf(indexer) },
   };
 }
 
@@ -46,15 +70,26 @@ export function lagCondition(o: IndexerReading | undefined, threshold: number): 
   return { type: 'IndexerLagging', status: 'False', reason: 'WithinThreshold', message: `slot lag ${o.slotLag} is within ${threshold}` };
 }
 
+/**
+ * `Progressing`: while the Deployments roll, the image tags from and to (when the tag changes) and
+ * each Deployment's updated replicas; once done, the tag every replica runs.
+ */
+function progressing(o: Observed, tags: ImageTags | undefined): ConditionInput {
+  const tag = tags ? ` (image tag ${tags.wanted})` : '';
+  if (o.rolledOut) return { type: 'Progressing', status: 'False', reason: 'RolloutComplete', message: `every Deployment runs the latest spec${tag}` };
+  const { api, indexer } = o.rollout;
+  const counts = `API ${api.updated}/${api.replicas} updated, indexer ${indexer.updated}/${indexer.replicas} updated`;
+  const what = tags?.running && tags.running !== tags.wanted ? `image tag ${tags.running} → ${tags.wanted}` : `the latest spec${tag}`;
+  return { type: 'Progressing', status: 'True', reason: 'RollingOut', message: `rolling out ${what}: ${counts}` };
+}
+
 /** The conditions of a tenant that was applied: `unserved` are the kinds the cluster lacks. */
-export function observedConditions(o: Observed, unserved: string[], lag: ConditionInput): ConditionInput[] {
+export function observedConditions(o: Observed, unserved: string[], lag: ConditionInput, tags?: ImageTags): ConditionInput[] {
   return [
     isReady(o)
       ? { type: 'Ready', status: 'True', reason: 'Available', message: 'the API and the indexer have available replicas' }
       : { type: 'Ready', status: 'False', reason: 'NotAvailable', message: `available replicas: API ${o.apiAvailable}, indexer ${o.indexerAvailable}` },
-    o.rolledOut
-      ? { type: 'Progressing', status: 'False', reason: 'RolloutComplete', message: 'every Deployment runs the latest spec' }
-      : { type: 'Progressing', status: 'True', reason: 'RollingOut', message: 'the Deployments have not rolled out the latest spec yet' },
+    progressing(o, tags),
     unserved.length
       ? { type: 'Degraded', status: 'True', reason: 'KindNotServed', message: `the cluster does not serve ${[...new Set(unserved)].join(', ')} (install the prometheus-operator CRDs, or set monitoring.enabled to false)` }
       : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'every object is applied' },

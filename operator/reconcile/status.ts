@@ -8,7 +8,7 @@ import { FIELD_MANAGER, type IndexerReading } from './outcome';
 type Json = Record<string, unknown>;
 const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The status a reconcile computed: its conditions, the indexer's last `/status`, the API's ready replicas. */
+/** The status a reconcile computed: its conditions, the indexer's last `/status`, the API's ready replicas, the image tag it runs. */
 export function statusOf(
   mi: MarketIndexer,
   namespace: string,
@@ -16,6 +16,7 @@ export function statusOf(
   reading: IndexerReading | undefined,
   apiReady: number | undefined,
   now: string,
+  imageTag?: string,
 ): MarketIndexerStatus {
   const generation = mi.metadata.generation ?? 1;
   const observation = reading && !('unavailable' in reading) ? reading : undefined;
@@ -27,6 +28,7 @@ export function statusOf(
       ? { lastProcessedSlot: observation.lastProcessedSlot, slotLag: observation.slotLag, ...(observation.writer ? { writer: observation.writer } : {}) }
       : {},
     api: { readyReplicas: apiReady ?? 0 },
+    ...(imageTag ? { imageTag } : {}),
   };
 }
 

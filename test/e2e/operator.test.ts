@@ -37,13 +37,7 @@ const ENVIRONMENT_DEFAULTS = {
   image: { tag: '1.0.0' },
   // The ingress controller's addresses, which a tenant with an ingress needs (D-230).
   api: { ingress: { trustedProxies: ['10.2.0.0/16'] } },
-  networkPolicy: {
-    egress: {
-      database: { ipBlocks: [{ cidr: '10.0.0.0/16' }] },
-      redis: { ipBlocks: [{ cidr: '10.1.0.0/16' }] },
-      rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] },
-    },
-  },
+  networkPolicy: { egress: { database: { ipBlocks: [{ cidr: '10.0.0.0/16' }] }, redis: { ipBlocks: [{ cidr: '10.1.0.0/16' }] }, rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] } } },
 };
 
 type Mi = MarketIndexer & { metadata: { uid: string; generation: number } };
@@ -199,8 +193,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     // Binding anything but the tenant ClusterRole is refused by RBAC's escalation check.
     const escalate = await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings', {
       metadata: { name: 'mine' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: PLATFORM_NAMESPACE }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'ServiceAccount', name: OPERATOR_NAME, namespace: PLATFORM_NAMESPACE }],
     });
     expect([escalate.status, escalate.body.message]).toEqual([403, expect.stringContaining('not currently held')]);
     // The tenant ClusterRole itself, which RBAC lets it bind anywhere (`create` on rolebindings
@@ -212,17 +205,14 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     expect([elsewhere.status, elsewhere.body.reason, elsewhere.body.message]).toEqual([403, 'Forbidden', expect.stringContaining('denied request: the operator binds roles only in the tenant namespaces it manages')]);
     const toSomeoneElse = await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/mi-alpha/rolebindings', {
       metadata: { name: 'helper', ownerReferences: [{ apiVersion: 'marketindexer.dev/v1alpha1', kind: 'MarketIndexer', name: 'alpha', uid: getMi('alpha')!.metadata.uid, controller: true }] },
-      roleRef: tenantRoleRef,
-      subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: 'mi-alpha' }],
+      roleRef: tenantRoleRef, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: 'mi-alpha' }],
     });
     expect([toSomeoneElse.status, toSomeoneElse.body.message]).toEqual([403, expect.stringContaining("the operator's RoleBinding is named market-indexer-operator")]);
     expect((await asOperator('GET', '/api/v1/namespaces/kube-system/secrets/cloud-credentials')).status).toBe(403);
     // Inside the tenant it serves, what the tenant ClusterRole grants, bound there only.
     expect((await asOperator('GET', '/api/v1/namespaces/mi-alpha/secrets/market-indexer')).status).toBe(200);
-    const bindings = s().allTypes().filter((t) => t.kind === 'RoleBinding' || t.kind === 'ClusterRoleBinding')
-      .flatMap((t) => s().list(t, undefined, []))
-      .filter((b) => ((b.roleRef as Json).name as string) === tenantClusterRoleName(PLATFORM_NAMESPACE))
-      .map((b) => `${b.kind} ${(b.metadata as Json).namespace}`);
+    const bindings = s().allTypes().filter((t) => t.kind === 'RoleBinding' || t.kind === 'ClusterRoleBinding').flatMap((t) => s().list(t, undefined, []))
+      .filter((b) => ((b.roleRef as Json).name as string) === tenantClusterRoleName(PLATFORM_NAMESPACE)).map((b) => `${b.kind} ${(b.metadata as Json).namespace}`);
     expect(bindings).toEqual(['RoleBinding mi-alpha']);
   });
 
@@ -253,6 +243,17 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     const back = await waitFor('the ConfigMap back', async () => s().find(cm, 'mi-alpha', 'market-indexer-api'));
     expect(back.data).toEqual(before.data);
     expect((back.metadata as Json).uid).not.toBe((before.metadata as Json).uid);
+  });
+
+  it('rolls the tenant on a new image tag: Progressing names the tags from and to until both Deployments roll out (issue 38)', async () => {
+    const images = () => ['market-indexer-api', 'market-indexer-indexer'].map((n) => (s().find(type('apps', 'v1', 'deployments'), 'mi-alpha', n)!.spec as any).template.spec.containers[0].image as string);
+    expect(getMi('alpha')!.status!.imageTag).toBe('1.0.0');
+    const { generation } = patchSpec('alpha', { image: { tag: '1.1.0' } }).metadata as Json;
+    await waitFor('the rollout shown', async () => condition('alpha', 'Progressing')?.status === 'True' && condition('alpha', 'Progressing')?.observedGeneration === generation);
+    expect([condition('alpha', 'Progressing')!.message, images().map((i) => i.split(':').pop())]).toEqual([expect.stringMatching(/^rolling out image tag 1\.0\.0 → 1\.1\.0: API 0\/\d+ updated, indexer 0\/\d+ updated$/), ['1.1.0', '1.1.0']]);
+    rollOut('mi-alpha');
+    await waitFor('the rollout complete', async () => condition('alpha', 'Progressing')?.status === 'False' && getMi('alpha')!.status!.imageTag === '1.1.0');
+    expect(condition('alpha', 'Progressing')).toMatchObject({ reason: 'RolloutComplete', message: 'every Deployment runs the latest spec (image tag 1.1.0)', observedGeneration: generation });
   });
 
   it('sets IndexerLagging from the indexer\'s /status, with an Event on each transition', async () => {
@@ -350,8 +351,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     for (const o of left) expect((o.metadata as Json).ownerReferences ?? []).toEqual([]);
     // Nor labelled as the operator's: a stolen token cannot bind itself there again (D-276).
     expect(((s().find(type('', 'v1', 'namespaces'), undefined, 'mi-alpha')!.metadata as Json).labels as Json)['app.kubernetes.io/managed-by']).toBeUndefined();
-    const back = await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/mi-alpha/rolebindings', tenantBinding(PLATFORM_NAMESPACE, 'mi-alpha', {}, owner) as never);
-    expect([back.status, back.body.message]).toEqual([403, expect.stringContaining('denied request: the operator binds roles only in the tenant namespaces it manages')]);
+    expect((await asOperator('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/mi-alpha/rolebindings', tenantBinding(PLATFORM_NAMESPACE, 'mi-alpha', {}, owner) as never)).body).toMatchObject({ code: 403, message: expect.stringContaining('denied request: the operator binds roles only in the tenant namespaces it manages') });
     // A Secret made there later is not the operator's to read, nor a new claimant's (D-202).
     s().create(type('', 'v1', 'secrets'), 'mi-alpha', { metadata: { name: 'made-later' }, stringData: { DATABASE_URL: 'postgres://x' } }, 'someone');
     expect((await asOperator('GET', '/api/v1/namespaces/mi-alpha/secrets/made-later')).status).toBe(403);

@@ -2,7 +2,7 @@
 // the conditions, write the status only when it changed (operator/reconcile/observe.ts, status.ts).
 import type { MarketIndexerStatus } from '../../cdk8s/lib/crd';
 import { KubeError, type KubeObject } from '../../operator/kube/client';
-import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, type Observed } from '../../operator/reconcile/observe';
+import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, type ImageTags, type Observed } from '../../operator/reconcile/observe';
 import { createStatusWriter, MEMO_MS, statusOf } from '../../operator/reconcile/status';
 import { testCommon } from '../support/common';
 import { fakeCaches, fakeKube, marketIndexer, object } from '../support/operator-fakes';
@@ -21,14 +21,14 @@ describe('reconcile step: observe', () => {
 
   it('is Ready and converged once both Deployments rolled out', () => {
     const o = observe(fakeCaches({ objects: [rolled('market-indexer-api'), rolled('market-indexer-indexer', 1)] }), 'mi-demo');
-    expect(o).toEqual({ apiAvailable: 2, indexerAvailable: 1, apiReadyReplicas: 2, rolledOut: true });
+    expect(o).toEqual({ apiAvailable: 2, indexerAvailable: 1, apiReadyReplicas: 2, rolledOut: true, rollout: { api: { updated: 2, replicas: 2 }, indexer: { updated: 1, replicas: 1 } } });
     expect(types(o)).toEqual(['Ready=True Available', 'Progressing=False RolloutComplete', 'Degraded=False AsExpected', 'IndexerLagging=False WithinThreshold']);
     expect(outcomeOf(o, [])).toEqual({ result: 'converged' });
   });
 
   it('is progressing, not Ready, with nothing there yet', () => {
     const o = observe(fakeCaches(), 'mi-demo');
-    expect(o).toEqual({ apiAvailable: 0, indexerAvailable: 0, apiReadyReplicas: 0, rolledOut: false });
+    expect(o).toEqual({ apiAvailable: 0, indexerAvailable: 0, apiReadyReplicas: 0, rolledOut: false, rollout: { api: { updated: 0, replicas: 1 }, indexer: { updated: 0, replicas: 1 } } });
     const [ready] = observedConditions(o, [], lag);
     expect(ready).toEqual({ type: 'Ready', status: 'False', reason: 'NotAvailable', message: 'available replicas: API 0, indexer 0' });
     expect(types(o)[1]).toBe('Progressing=True RollingOut');
@@ -43,6 +43,30 @@ describe('reconcile step: observe', () => {
     // Too few updated or available replicas count as not rolled out either.
     const short = deployment('market-indexer-api', { replicas: 3, generation: 3 }, { observedGeneration: 3, updatedReplicas: 3, availableReplicas: 2 });
     expect(observe(fakeCaches({ objects: [short, rolled('market-indexer-indexer')] }), 'mi-demo').rolledOut).toBe(false);
+    // Every replica updated and available, and an old one still running (surge): not done either.
+    const surged = deployment('market-indexer-api', { replicas: 2, generation: 3 }, { observedGeneration: 3, replicas: 3, updatedReplicas: 2, availableReplicas: 3 });
+    expect(observe(fakeCaches({ objects: [surged, rolled('market-indexer-indexer')] }), 'mi-demo').rolledOut).toBe(false);
+  });
+
+  it('names the image tags a rollout goes from and to, and how far each Deployment is, until it completes', () => {
+    const tags: ImageTags = { running: '1.0.0', wanted: '1.1.0' };
+    const progressingOf = (o: Observed, t = tags) => observedConditions(o, [], lag, t)[1]!;
+    const rolling = deployment('market-indexer-api', { replicas: 2, generation: 4 }, { observedGeneration: 4, replicas: 3, updatedReplicas: 1, availableReplicas: 2 });
+    const indexerOld = deployment('market-indexer-indexer', { replicas: 1, generation: 2 }, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 });
+    const o = observe(fakeCaches({ objects: [rolling, indexerOld] }), 'mi-demo');
+    expect(o.rollout).toEqual({ api: { updated: 1, replicas: 2 }, indexer: { updated: 0, replicas: 1 } });
+    expect(progressingOf(o)).toEqual({ type: 'Progressing', status: 'True', reason: 'RollingOut', message: 'rolling out image tag 1.0.0 → 1.1.0: API 1/2 updated, indexer 0/1 updated' });
+    // A change that keeps the tag (a setting), or the first rollout: no tag to leave.
+    expect(progressingOf(o, { running: '1.1.0', wanted: '1.1.0' }).message).toBe('rolling out the latest spec (image tag 1.1.0): API 1/2 updated, indexer 0/1 updated');
+    expect(progressingOf(o, { wanted: '1.1.0' }).message).toBe('rolling out the latest spec (image tag 1.1.0): API 1/2 updated, indexer 0/1 updated');
+    const done = observe(fakeCaches({ objects: [rolled('market-indexer-api'), rolled('market-indexer-indexer', 1)] }), 'mi-demo');
+    expect(progressingOf(done)).toEqual({ type: 'Progressing', status: 'False', reason: 'RolloutComplete', message: 'every Deployment runs the latest spec (image tag 1.1.0)' });
+  });
+
+  it('records the image tag in the status once a rollout completes, keeping the last one while it runs', () => {
+    const mi = marketIndexer('demo', {}, { generation: 5 });
+    expect(statusOf(mi, 'mi-demo', [], undefined, 1, '2025-01-01T00:00:00Z', '1.0.0').imageTag).toBe('1.0.0');
+    expect(statusOf(mi, 'mi-demo', [], undefined, 1, '2025-01-01T00:00:00Z')).not.toHaveProperty('imageTag');
   });
 
   it('is Degraded KindNotServed, once per kind, retried in a minute, when the cluster lacks a kind', () => {
@@ -77,8 +101,9 @@ describe('reconcile step: write the status', () => {
   const T0 = '2025-01-01T00:00:00Z';
   const T1 = '2025-01-01T00:01:00Z';
   const lag = lagCondition(undefined, 100);
-  const ready = observedConditions({ apiAvailable: 1, indexerAvailable: 1, apiReadyReplicas: 1, rolledOut: true }, [], lag);
-  const notReady = observedConditions({ apiAvailable: 0, indexerAvailable: 1, apiReadyReplicas: 0, rolledOut: true }, [], lag);
+  const rollout = { api: { updated: 1, replicas: 1 }, indexer: { updated: 1, replicas: 1 } };
+  const ready = observedConditions({ apiAvailable: 1, indexerAvailable: 1, apiReadyReplicas: 1, rolledOut: true, rollout }, [], lag);
+  const notReady = observedConditions({ apiAvailable: 0, indexerAvailable: 1, apiReadyReplicas: 0, rolledOut: true, rollout }, [], lag);
 
   it('keeps lastTransitionTime while a condition keeps its status, and states the generation and the indexer', () => {
     const mi = marketIndexer('demo', {}, { generation: 4 });
