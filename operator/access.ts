@@ -20,14 +20,24 @@ export interface TenantAccess {
   drop(namespace: string): Promise<void>;
   /** Its binding there may be gone (a request was refused): the next `ensure` makes it again. */
   forget(namespace: string): void;
+  /**
+   * A namespace the resource already owns, first seen by this process (after a restart): its
+   * binding was made by an earlier one, so it is taken as there, once, without a create the API
+   * server would answer 409 (a restart at 1,000 tenants writes nothing). If it is gone after
+   * all, the namespace's first refused request `forget`s it and the next `ensure` makes it.
+   */
+  adopt(namespace: string): void;
 }
 
 /** D-198: everything inside a tenant namespace goes through the binding made here. */
 export function createTenantAccess(deps: { kube: KubeClient; caches: Caches; platformNamespace: string }): TenantAccess {
   const { kube, caches } = deps;
   const bound = new Set<string>();
+  /** Namespaces this process has bound, adopted or forgotten: only the others can be adopted. */
+  const seen = new Set<string>();
   return {
     async ensure(mi, namespace, labels) {
+      seen.add(namespace);
       if (!bound.has(namespace)) {
         const owner = { apiVersion: mi.apiVersion, kind: mi.kind, name: mi.metadata.name, uid: mi.metadata.uid! };
         try {
@@ -57,6 +67,14 @@ export function createTenantAccess(deps: { kube: KubeClient; caches: Caches; pla
       await caches.unwatchNamespace(namespace);
       bound.delete(namespace);
     },
-    forget: (namespace) => void bound.delete(namespace),
+    forget(namespace) {
+      seen.add(namespace);
+      bound.delete(namespace);
+    },
+    adopt(namespace) {
+      if (seen.has(namespace)) return;
+      seen.add(namespace);
+      bound.add(namespace);
+    },
   };
 }

@@ -86,6 +86,7 @@ export function createReconciler(deps: {
     if (claimed) return degrade(mi, namespace, claimed);
     mi = await addFinalizer(kube, mi);
     const ns = live ?? (await createNamespace(kube, rendered));
+    if (live) access.adopt(namespace);
 
     // Bind the operator's tenant role there (and start that namespace's caches), then apply it.
     await access.ensure(mi, namespace, desiredNamespace(rendered).metadata.labels);

@@ -169,6 +169,7 @@ export function fakeAccess(): TenantAccess & { log: string[] } {
     release: async (namespace) => void log.push(`release ${namespace}`),
     drop: async (namespace) => void log.push(`drop ${namespace}`),
     forget: (namespace) => void log.push(`forget ${namespace}`),
+    adopt: (namespace) => void log.push(`adopt ${namespace}`),
   };
 }
 

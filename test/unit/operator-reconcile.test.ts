@@ -168,6 +168,16 @@ describe('reconcile: the steps in order', () => {
     expect(since(kube, 0)).toEqual(['mergePatch MarketIndexer old']);
   });
 
+  it('a restarted operator (a fresh reconciler) over a converged tenant writes nothing, not even its binding again', async () => {
+    const kube = fakeKube([marketIndexer('demo') as never]);
+    await setup(kube).reconciler.reconcile('demo');
+    rollOut(kube);
+    await setup(kube).reconciler.reconcile('demo');
+    const mark = kube.calls.length;
+    expect(await setup(kube).reconciler.reconcile('demo')).toEqual({ result: 'converged' });
+    expect(since(kube, mark)).toEqual([]);
+  });
+
   it('after a refusal in the tenant namespace, binds there again on the next reconcile', async () => {
     let refuse = true;
     const kube = fakeKube([marketIndexer('demo') as never], {
