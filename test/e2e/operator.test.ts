@@ -166,10 +166,8 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     expect(condition('alpha', 'Ready')).toMatchObject({ status: 'False', reason: 'NotAvailable' });
 
     rollOut('mi-alpha');
-    await waitFor(
-      'alpha Ready, with its indexer read',
-      async () => condition('alpha', 'Ready')?.status === 'True' && condition('alpha', 'Progressing')?.status === 'False' && condition('alpha', 'IndexerLagging')?.status === 'False',
-    );
+    const settled = async () => condition('alpha', 'Ready')?.status === 'True' && condition('alpha', 'Progressing')?.status === 'False' && condition('alpha', 'IndexerLagging')?.status === 'False';
+    await waitFor('alpha Ready, with its indexer read', settled);
     const status = getMi('alpha')!.status!;
     expect(status).toMatchObject({
       observedGeneration: 1,
