@@ -7,7 +7,7 @@ import { headingAnchor } from '../../scripts/generated/decisions-index';
 // exists, and an anchor names a heading of the target as GitHub makes it (github-slugger's
 // rules, a repeated heading getting -1, -2, ...).
 
-const DOCS = ['README.md', 'CONTRIBUTING.md', 'charts/market-indexer/README.md'];
+const DOCS = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'charts/market-indexer/README.md'];
 const walk = (dir: string): string[] =>
   readdirSync(path.join(ROOT, dir)).flatMap((n) => {
     const p = `${dir}/${n}`;
