@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { migrate } from '../../core/db/migrate';
 import { ADMIN_DATABASE_URL, databaseUrl, runId, templateDatabaseName } from './env';
 
 export interface TestDatabase {
@@ -52,4 +53,16 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
     url: databaseUrl(name),
     drop: () => dropDatabase(name),
   };
+}
+
+/**
+ * A migrated database outside a Jest run's global setup (the tenant suite has none, so no run id
+ * and no template): named `<prefix>_<random>`, migrated here; drop it when done.
+ */
+export async function createStandaloneDatabase(prefix: string): Promise<TestDatabase> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE template0`));
+  const url = databaseUrl(name);
+  await migrate({ databaseUrl: url });
+  return { name, url, drop: () => dropDatabase(name) };
 }

@@ -6,7 +6,7 @@ import type { Pod } from '../../local/tenant/pod';
 import { MarketSimulator } from '../../simulator/simulation';
 import { keyPairOf } from '../../simulator/ids';
 import type { Json } from '../support/api';
-import { createTestDatabase } from '../support/pg';
+import { createStandaloneDatabase } from '../support/pg';
 import { tableDigests } from '../support/tables';
 import { WsClient, wsAuth } from '../support/ws';
 
@@ -204,7 +204,7 @@ export async function tablesAgainstUninterrupted(opts: { databaseUrl: string; ch
   const sim = new MarketSimulator({ seed: genesis.seed, programId: opts.programId, feeds: genesis.feeds, epochSeconds: genesis.epochSeconds, startTime: genesis.startTime });
   const txs = [];
   while (sim.slot < slot) txs.push(...sim.nextBlock().transactions.filter((t) => t.meta?.err === null));
-  const tdb = await createTestDatabase();
+  const tdb = await createStandaloneDatabase('tenant_reference');
   const ref = createDatabase({ url: tdb.url, poolMax: 4 });
   try {
     const projector = createProjector({ db: ref.db, pgp: ref.pgp, programId: opts.programId, source: 'test' });
