@@ -194,10 +194,12 @@ export async function acquireWriterLease(opts: {
     renewing = true;
     const sentAt = performance.now();
     try {
+      // One simple-protocol message (values inlined: a number, a number, an escaped literal): on
+      // embedded PostgreSQL every connection shares one session, where a periodic extended-protocol
+      // statement can find its unnamed statement replaced by another connection's.
       const r = await q(
-        `UPDATE writer_lease SET renewed_at = clock_timestamp(), expires_at = clock_timestamp() + $3 * interval '1 millisecond'
-          WHERE id = 1 AND holder = $1 AND token = $2 AND expires_at > clock_timestamp()`,
-        [instance, epoch, timing.durationMs],
+        `UPDATE writer_lease SET renewed_at = clock_timestamp(), expires_at = clock_timestamp() + ${Number(timing.durationMs)} * interval '1 millisecond'
+          WHERE id = 1 AND holder = ${client.escapeLiteral(instance)} AND token = ${Number(epoch)} AND expires_at > clock_timestamp()`,
       );
       if (r.rowCount) renewedSentAt = sentAt;
       else loseWith(new Error('writer lease expired or taken by another writer'));
