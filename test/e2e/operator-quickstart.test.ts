@@ -96,7 +96,7 @@ describe('the quick start as written: docs/operator.md and docs/deploy.md comman
     expect(mi.status!.conditions!.map((c) => c.type).sort()).toEqual(['Degraded', 'IndexerLagging', 'Progressing', 'Ready']);
     const [list, children] = await Promise.all(watch.map((c) => run(c)));
     ok(list!, watch[0]!);
-    expect(list!.out).toMatch(/^NAME\s+TENANT\s+READY\s+SLOT LAG\s+AGE\ndemo\s+demo\s+False\s+/);
+    expect(list!.out).toMatch(/^NAME\s+TENANT\s+READY\s+REASON\s+SLOT LAG\s+AGE\ndemo\s+demo\s+False\s+\w+\s+/);
     ok(children!, watch[1]!);
     for (const name of ['deployment.apps/market-indexer-api', 'deployment.apps/market-indexer-indexer', 'service/market-indexer-api', 'configmap/market-indexer-api']) {
       expect(children!.out).toMatch(new RegExp(`^${name.replace(/[./]/g, '\\$&')}\\s`, 'm'));

@@ -17,12 +17,12 @@ function errorOf(env: Record<string, string>): string {
 
 describe('config', () => {
   it("takes the writer lease's timings, and refuses them out of order, naming the three", () => {
-    expect(loadConfig({}).writerLease).toEqual({ durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    expect(loadConfig({}).writerLease).toEqual({ durationMs: 10_000, renewDeadlineMs: 7_000, retryPeriodMs: 2_000 });
     expect(loadConfig({ INDEXER_LEASE_DURATION_MS: '6000', INDEXER_LEASE_RENEW_DEADLINE_MS: '4000', INDEXER_LEASE_RETRY_PERIOD_MS: '1000' }).writerLease).toEqual({
       durationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000,
     });
     for (const env of [{ INDEXER_LEASE_RENEW_DEADLINE_MS: '15000' }, { INDEXER_LEASE_RETRY_PERIOD_MS: '10000' }] as Record<string, string>[]) {
-      expect(errorOf(env)).toMatch(/INDEXER_LEASE_RETRY_PERIOD_MS \(\d+\) must be less than INDEXER_LEASE_RENEW_DEADLINE_MS \(\d+\), which must be less than INDEXER_LEASE_DURATION_MS \(15000\)/);
+      expect(errorOf(env)).toMatch(/INDEXER_LEASE_RETRY_PERIOD_MS \(\d+\) must be less than INDEXER_LEASE_RENEW_DEADLINE_MS \(\d+\), which must be less than INDEXER_LEASE_DURATION_MS \(10000\)/);
     }
   });
 
