@@ -1336,7 +1336,7 @@ export interface MarketIndexerSpecApiIngress {
   readonly trustedProxies?: string[];
 
   /**
-   * a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; empty: the Ingress drops the header clients send (needs snippet annotations allowed in ingress-nginx, D-284)
+   * a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; empty: the Ingress drops the header clients send (needs snippet annotations allowed in ingress-nginx)
    *
    * @schema MarketIndexerSpecApiIngress#cdnSourceRanges
    */

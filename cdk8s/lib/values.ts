@@ -168,7 +168,7 @@ const tenantProperties = {
           }),
           cdnSourceRanges: Type.Array(Type.String({ pattern: ADDRESS_OR_CIDR }), {
             description:
-              "a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; empty: the Ingress drops the header clients send (needs snippet annotations allowed in ingress-nginx, D-284)",
+              "a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; empty: the Ingress drops the header clients send (needs snippet annotations allowed in ingress-nginx)",
           }),
           // Kept only to refuse it by name (tenantProblems), so a file written for it says what replaced it (D-230).
           trustedHops: Type.Optional(Type.Integer({ description: "removed: a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies" })),

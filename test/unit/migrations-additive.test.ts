@@ -47,8 +47,8 @@ describe('migrations newer than the previous release keep what it reads', () => 
     const m = (name: string, sql: string): MigrationFile => ({ name, sql: `-- Up Migration\n${sql}\n-- Down Migration\nDROP TABLE whatever;\n` });
     expect(
       check([
-        m('9998_expand.sql', "CREATE TABLE writer_lease (id INT PRIMARY KEY, holder TEXT NOT NULL); ALTER TABLE markets ADD COLUMN region TEXT, ADD COLUMN tier TEXT NOT NULL DEFAULT 'a'; CREATE INDEX markets_region_idx ON markets (region);"),
-        m('9999_contract_own.sql', 'ALTER TABLE writer_lease DROP COLUMN holder; DROP TABLE writer_lease; DROP INDEX markets_region_idx;'),
+        m('9998_expand.sql', "CREATE TABLE example_never_released (id INT PRIMARY KEY, holder TEXT NOT NULL); ALTER TABLE markets ADD COLUMN region TEXT, ADD COLUMN tier TEXT NOT NULL DEFAULT 'a'; CREATE INDEX markets_region_idx ON markets (region);"),
+        m('9999_contract_own.sql', 'ALTER TABLE example_never_released DROP COLUMN holder; DROP TABLE example_never_released; DROP INDEX markets_region_idx;'),
       ]),
     ).toEqual([]);
   });
