@@ -371,6 +371,9 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
       const s = await query(t.prometheusUrl, withVariables(q.expr, { environment: 'staging', tenant: 'alpha' }));
       if (!s.length) empty.add(q.panel);
     }
+    // Dead letters appear only when a journey before this one produced one (the hung-writer journey
+    // changed which do): either way is correct, so that panel is not judged here.
+    empty.delete('Dead letters by reason');
     expect([...empty].sort()).toEqual(Object.keys(WITHOUT_DATA).sort());
   }, 3 * MIN);
 });
