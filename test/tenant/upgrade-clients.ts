@@ -8,6 +8,7 @@ import { keyPairOf } from '../../simulator/ids';
 import type { Json } from '../support/api';
 import { createStandaloneDatabase } from '../support/pg';
 import { tableDigests } from '../support/tables';
+import WebSocket from 'ws';
 import { WsClient, wsAuth } from '../support/ws';
 
 /** What the upgrade journey (upgrade.test.ts) runs beside a rollout, and how it judges it. */
@@ -48,29 +49,51 @@ export interface ChannelTally {
 export function resumingClient(wsUrl: string, channels: string[], signer: (channel: string) => Json | undefined) {
   const sockets: WsClient[] = [];
   const seqs = new Map<string, number[]>(channels.map((c) => [c, []]));
+  /** Which socket (its index in `sockets`) delivered each seq first, to tell a repeat on one socket from one on two. */
+  const deliveredBy = new Map<string, Map<number, number>>(channels.map((c) => [c, new Map()]));
+  const repeats: string[] = [];
   const data = new Map<string, Map<number, unknown>>(channels.map((c) => [c, new Map()]));
   let stopped = false;
   let reconnects = 0;
   let failedConnects = 0;
+  let overlaps = 0;
+  const subscribed = new Set<string>();
   const errors: string[] = [];
   const last = (c: string) => Math.max(0, ...seqs.get(c)!);
   const connect = async (): Promise<void> => {
     const s = await WsClient.open(wsUrl);
+    // Two sockets of one client delivering at once would count their shared updates twice.
+    if (sockets.some((x) => x.ws.readyState !== WebSocket.CLOSED && x !== s)) overlaps += 1;
     sockets.push(s);
+    const socket = sockets.length - 1;
     s.ws.on('message', (raw) => {
       const m = JSON.parse(raw.toString()) as Json;
       if (m.type === 'update' && seqs.has(m.channel)) {
-        seqs.get(m.channel)!.push(m.seq as number);
+        const seq = m.seq as number;
+        const by = deliveredBy.get(m.channel)!;
+        if (by.has(seq)) repeats.push(`${m.channel} seq ${seq}: socket ${by.get(seq)} then ${socket}`);
+        else by.set(seq, socket);
+        seqs.get(m.channel)!.push(seq);
         data.get(m.channel)!.set(m.seq as number, m.data);
       } else if (m.type === 'error') errors.push(String(m.message));
     });
-    await s.next((m) => m.type === 'connected');
-    for (const channel of channels) {
-      const auth = signer(channel);
-      const first = sockets.length === 1;
-      const r = await s.request({ type: 'subscribe', channel, ...(first ? {} : { resumeFrom: last(channel) }), ...(auth ? { auth } : {}) });
-      if (r.type !== 'subscribed') errors.push(`${channel}: ${JSON.stringify(r)}`);
-      if (!first && r.resumed === false) errors.push(`${channel}: not resumable from ${last(channel)}`);
+    try {
+      await s.next((m) => m.type === 'connected');
+      for (const channel of channels) {
+        const auth = signer(channel);
+        const resuming = subscribed.has(channel);
+        const r = await s.request({ type: 'subscribe', channel, ...(resuming ? { resumeFrom: last(channel) } : {}), ...(auth ? { auth } : {}) });
+        if (r.type !== 'subscribed') errors.push(`${channel}: ${JSON.stringify(r)}`);
+        if (resuming && r.resumed === false) errors.push(`${channel}: not resumable from ${last(channel)}`);
+        subscribed.add(channel);
+      }
+    } catch (err) {
+      // A subscribe that timed out leaves a socket subscribed to the channels before it: an
+      // application that starts over on a new socket ends the old one first, or it would read
+      // those channels twice (once per socket).
+      s.ws.terminate();
+      await s.closed;
+      throw err;
     }
     void s.closed.then(() => {
       if (stopped) return;
@@ -94,7 +117,11 @@ export function resumingClient(wsUrl: string, channels: string[], signer: (chann
     dataAt: (channel: string, seq: number) => data.get(channel)!.get(seq),
     reconnects: () => reconnects,
     failedConnects: () => failedConnects,
+    /** Times a new socket opened while an earlier one of this client was still open (must stay 0). */
+    overlaps: () => overlaps,
     errors,
+    /** Each seq received again: on which sockets (the same one twice is the server's doing). */
+    repeats,
     /** Per channel: updates received, the same seq twice, seqs missing between the first and the last. */
     tally: (): ChannelTally[] =>
       channels.map((channel) => {

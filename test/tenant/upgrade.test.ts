@@ -110,15 +110,19 @@ describe('a release rolled out and rolled back under load (issue 38)', () => {
       clients.filter((c, i) => channels[i]!.includes(ch) && JSON.stringify(c.dataAt(ch, want.latestSeq)) !== JSON.stringify(want.data)).map(() => ch),
     );
     const reconnects = clients.reduce((n, c) => n + c.reconnects(), 0) - reconnectsBefore;
+    const failedConnects = clients.reduce((n, c) => n + c.failedConnects(), 0);
+    const overlaps = clients.reduce((n, c) => n + c.overlaps(), 0);
     const tables = await tablesAgainstUninterrupted({ databaseUrl: t.databaseUrl, chainDir: path.join(t.runDir, 'chain'), programId: programIdOf(to) });
     const took = Math.max(...rolled.flatMap((r) => r.steps.map((s) => s.at))) - Math.min(...rolled.flatMap((r) => r.steps.map((s) => s.at)));
     process.stdout.write(
-      `${phase}: rolled in ${(took / 1000).toFixed(1)} s; REST ${reader!.ok()} ok, ${reader!.failures.length} failed; /ws ${CLIENTS} clients, ${reconnects} resumed, ${updates} updates, ${gaps} gaps, ${duplicates} duplicates, ${differentEnd.length} ending elsewhere; writer hand-over ${writer!.longestGapMs()} ms (writers ${[...writer!.writers].join(', ')}); tables at slot ${tables.slot}: ${tables.differing.length} differing\n`,
+      `${phase}: rolled in ${(took / 1000).toFixed(1)} s; REST ${reader!.ok()} ok, ${reader!.failures.length} failed; /ws ${CLIENTS} clients, ${reconnects} resumed (${failedConnects} attempts failed, ${overlaps} overlapping), ${updates} updates, ${gaps} gaps, ${duplicates} duplicates, ${differentEnd.length} ending elsewhere; writer hand-over ${writer!.longestGapMs()} ms (writers ${[...writer!.writers].join(', ')}); tables at slot ${tables.slot}: ${tables.differing.length} differing\n`,
     );
+    const repeats = clients.flatMap((c) => c.repeats);
+    if (repeats.length) process.stdout.write(`${phase}: repeated updates: ${repeats.slice(0, 20).join('; ')}\n`);
     expect(reader!.failures).toEqual([]);
     expect(clients.flatMap((c) => c.errors)).toEqual([]);
     expect(reconnects).toBeGreaterThanOrEqual(CLIENTS);
-    expect({ gaps, duplicates, differentEnd }).toEqual({ gaps: 0, duplicates: 0, differentEnd: [] });
+    expect({ gaps, duplicates, differentEnd, overlaps }).toEqual({ gaps: 0, duplicates: 0, differentEnd: [], overlaps: 0 });
     expect(tables.differing).toEqual([]);
   }
 
