@@ -3,9 +3,10 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // The fault suite (`npm run test:faults`, jest.faults.config.js) takes minutes of real outages,
-  // the tenant suite (`npm run test:tenant`, jest.tenant.config.js) minutes of alerts' `for`.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/tenant/'],
+  // The fault suite (`npm run test:faults`, jest.faults.config.js) takes minutes of real outages;
+  // `npm run test:tenant` (jest.tenant.config.js) runs the journeys: the tenant's (minutes of
+  // alerts' `for`) and the local processes' (kills, freezes, hand-overs, the quick starts).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/tenant/', '<rootDir>/test/journeys/'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
     // ESM-only dependencies that Node loads with require(esm) but Jest's module system cannot.

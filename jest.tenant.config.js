@@ -1,19 +1,35 @@
 /**
- * `npm run test:tenant`: the users' journeys on one tenant run as the kit deploys it
- * (local/tenant, test/tenant): minutes of real time (alerts wait out their rules' `for`), one
- * tenant at a time.
+ * `npm run test:tenant`: the journeys, which take minutes of real time each and so stay out of
+ * `npm test`:
+ * - test/journeys: the local processes' (an indexer killed at random points and restarted, a
+ *   writer frozen and replaced, `npm start`, the operator's quick start as written, replicas
+ *   sharing /ws limits), on `npm test`'s per-run template database;
+ * - test/tenant: the users' journeys on one tenant run as the kit deploys it (local/tenant), one
+ *   tenant at a time.
  */
-const base = require('./jest.config.js');
+// maxWorkers and testTimeout are the run's, not a project's.
+const { maxWorkers, testTimeout, ...base } = require('./jest.config.js');
 
 /** @type {import('jest').Config} */
 module.exports = {
-  ...base,
-  roots: ['<rootDir>/test/tenant'],
-  // The upgrade journey (test/tenant/upgrade.test.ts) runs with TENANT_UPGRADE=1: one run of two
-  // delivered 2 duplicate /ws updates across the hand-over, under investigation (CHANGELOG 0.2.0).
-  testPathIgnorePatterns: process.env.TENANT_UPGRADE ? [] : ['<rootDir>/test/tenant/upgrade.test.ts'],
-  globalSetup: undefined,
-  globalTeardown: undefined,
   maxWorkers: 1,
   testTimeout: 600000,
+  projects: [
+    {
+      ...base,
+      rootDir: __dirname,
+      displayName: 'journeys',
+      roots: ['<rootDir>/test/journeys'],
+      testPathIgnorePatterns: ['/node_modules/'],
+    },
+    {
+      ...base,
+      rootDir: __dirname,
+      displayName: 'tenant',
+      roots: ['<rootDir>/test/tenant'],
+      testPathIgnorePatterns: ['/node_modules/'],
+      globalSetup: undefined,
+      globalTeardown: undefined,
+    },
+  ],
 };

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# `npm run test:tenant`: the end-to-end suite on a tenant run from the kit's rendered manifests
-# (test/tenant, jest.tenant.config.js): trades through /tx, a drained replica, the k6 scripts,
-# alerts paged through a real Prometheus and Alertmanager, the dashboards' queries. About 15
-# minutes of real time (the alert rules' `for` durations), so it is not part of `npm test`;
-# CI runs both (.ci/run).
+# `npm run test:tenant`: the journeys (jest.tenant.config.js): the local processes' (test/journeys:
+# kills, freezes, `npm start`, the quick start) and the users' on a tenant run from the kit's
+# rendered manifests (test/tenant: trades through /tx, a drained replica, the k6 scripts, alerts
+# paged through a real Prometheus and Alertmanager, the dashboards' queries, a release rolled out
+# and back). About 30 minutes of real time, so it is not part of `npm test`; CI runs both (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-services.sh
