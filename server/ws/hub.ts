@@ -74,9 +74,12 @@ export function createHub(opts: {
   }
   const deliverOne = (client: HubClient, frame: Buffer) => deliver(client, frame) && metrics.wsMessagesSent.inc();
 
-  function onMessage(channel: string, message: string): void {
-    const state = channels.get(channel);
-    if (!state) return;
+  function onMessage(channel: string, state: ChannelState, message: string): void {
+    // Only the channel's current state delivers. A state released while its bus subscription
+    // was still being made keeps its handler until that subscription completes; if the channel
+    // was subscribed again meanwhile, both handlers receive the next message, and looking the
+    // state up by name would send it twice to the new state's clients.
+    if (channels.get(channel) !== state) return;
     const env = parseEnvelope(message);
     if (!env) {
       logger.warn({ channel }, 'dropped a bus message that is not an update envelope');
@@ -108,13 +111,12 @@ export function createHub(opts: {
   }
 
   function channelState(channel: string): ChannelState {
-    let state = channels.get(channel);
-    if (!state) {
-      const bus$ = bus.subscribe(channel, (message) => onMessage(channel, message));
-      state = { clients: new Set(), buffering: new Map(), joining: 0, bus: bus$ };
-      channels.set(channel, state);
-      bus$.catch(() => channels.get(channel) === state && channels.delete(channel));
-    }
+    const current = channels.get(channel);
+    if (current) return current;
+    const state: ChannelState = { clients: new Set(), buffering: new Map(), joining: 0, bus: Promise.resolve(async () => {}) };
+    state.bus = bus.subscribe(channel, (message) => onMessage(channel, state, message));
+    channels.set(channel, state);
+    state.bus.catch(() => channels.get(channel) === state && channels.delete(channel));
     return state;
   }
 
