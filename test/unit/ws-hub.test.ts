@@ -1,5 +1,5 @@
 import { createMemoryBus, type Bus } from '../../core/redis/bus';
-import { createMemoryUpdateLog } from '../../core/redis/updates';
+import { createMemoryUpdateLog, type UpdateEnvelope, type UpdateLog } from '../../core/redis/updates';
 import { createLogger } from '../../core/telemetry/logger';
 import { createMetrics } from '../../core/telemetry/metrics';
 import { createHub, type HubClient } from '../../server/ws/hub';
@@ -76,6 +76,26 @@ describe('channel hub', () => {
     await flush();
     expect(b.frames.map((f) => f.seq)).toEqual([1, 2]);
     expect(bus.activeSubscriptions()).toBe(1);
+  });
+
+  it('sends an update once to a client whose replay held it before its bus message arrived', async () => {
+    // The stream and the bus are two Redis connections: the replay can read seq 2 from the
+    // stream while seq 2's bus message is still on its way to this replica.
+    const bus = createMemoryBus();
+    const env = (seq: number): UpdateEnvelope => ({ seq, slot: seq, data: { marketId: '1', bestBid: seq, bestAsk: 9000 } });
+    const updates: UpdateLog = { append: async () => {}, since: async () => ({ ok: true, entries: [env(1), env(2)], latest: 2 }) };
+    const hub = createHub({ bus, updates, metrics: createMetrics({ processMetrics: false }), logger: createLogger({ level: 'silent', service: 't', tenant: 't' }), backpressure: { maxBufferedBytes: 100, maxSkips: 3 } });
+    const flush = () => new Promise<void>((r) => setImmediate(r));
+    const resumed = client();
+    const live = client();
+    await hub.subscribe(live, 'orderbook:1', undefined, () => {});
+    await hub.subscribe(resumed, 'orderbook:1', 0, () => {});
+    expect(resumed.frames.map((f) => f.seq)).toEqual([1, 2]);
+    await bus.publish('orderbook:1', JSON.stringify(env(2)));
+    await bus.publish('orderbook:1', JSON.stringify(env(3)));
+    await flush();
+    expect(resumed.frames.map((f) => f.seq)).toEqual([1, 2, 3]);
+    expect(live.frames.map((f) => f.seq)).toEqual([2, 3]);
   });
 
   it('keeps the channel for a subscriber that joins while the last one leaves', async () => {
