@@ -166,7 +166,7 @@ function readLoad(frontUrl: string): { stop: () => Promise<Record<string, number
 const mib = (bytes: number) => Math.round(bytes / MiB);
 const q = (v: string | undefined) => (v === undefined ? 0 : parseQuantity(v));
 const cpuText = (cores: number) => (cores < 10 ? `${Math.round(cores * 1000)}m` : `${cores.toFixed(1)} cores`);
-const memText = (bytes: number) => (bytes >= 10 * 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(0)} GiB` : `${(bytes / 2 ** 30).toFixed(2)} GiB`);
+const memText = (bytes: number) => `${(bytes / 2 ** 30).toFixed(bytes >= 10 * 2 ** 30 ? 1 : 2)} GiB`;
 
 /** What a workload's pods request in all (its containers; replicas as rendered, or the autoscaler's minimum). */
 const requestsOf = (objects: K8sObject[]) =>
