@@ -6,7 +6,7 @@ const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 
 export default defineEnvironment({
   environment: 'prod',
-  image: { tag: '0.1.0' },
+  image: { tag: '0.1.1' },
   api: {
     autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 10 },
     // The ingress controller's pods are on the cluster's pod network: the only proxies the API

@@ -6,7 +6,7 @@ const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 
 export default defineEnvironment({
   environment: 'staging',
-  image: { tag: '0.1.0' },
+  image: { tag: '0.1.1' },
   // The ingress controller's pods are on the cluster's pod network: the only proxies the API
   // believes about a client's address and country (TRUST_PROXY, D-230).
   api: { ingress: { trustedProxies: ['10.16.0.0/14'] } },

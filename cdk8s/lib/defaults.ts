@@ -12,7 +12,7 @@ export const DEFAULT_SECRET_NAME = 'market-indexer';
  * same values (a test keeps them equal).
  */
 export const TENANT_DEFAULTS: TenantValues = {
-  image: { repository: 'ghcr.io/market-indexer/market-indexer', tag: '0.1.0', pullPolicy: 'IfNotPresent' },
+  image: { repository: 'ghcr.io/market-indexer/market-indexer', tag: '0.1.1', pullPolicy: 'IfNotPresent' },
   variant: 'v1',
   source: {
     type: 'rpc',

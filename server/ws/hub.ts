@@ -34,6 +34,14 @@ interface ChannelState {
   /** Subscribes waiting for the bus subscription: the channel must not be released under them. */
   joining: number;
   bus: Promise<Unsubscribe>;
+  /** The seq of the last update this replica received on the bus. */
+  liveSeq: number;
+  /**
+   * Clients whose replay went past `liveSeq`, with the seq it reached. The stream and the bus are
+   * two Redis connections: a replay can hold an update whose bus message is still on its way, and
+   * that message must not reach the client a second time.
+   */
+  ahead: Map<HubClient, number>;
 }
 
 /**
@@ -74,9 +82,12 @@ export function createHub(opts: {
   }
   const deliverOne = (client: HubClient, frame: Buffer) => deliver(client, frame) && metrics.wsMessagesSent.inc();
 
-  function onMessage(channel: string, message: string): void {
-    const state = channels.get(channel);
-    if (!state) return;
+  function onMessage(channel: string, state: ChannelState, message: string): void {
+    // Only the channel's current state delivers. A state released while its bus subscription
+    // was still being made keeps its handler until that subscription completes; if the channel
+    // was subscribed again meanwhile, both handlers receive the next message, and looking the
+    // state up by name would send it twice to the new state's clients.
+    if (channels.get(channel) !== state) return;
     const env = parseEnvelope(message);
     if (!env) {
       logger.warn({ channel }, 'dropped a bus message that is not an update envelope');
@@ -89,10 +100,17 @@ export function createHub(opts: {
       : undefined;
     const frame = frameOf(channel, env);
     for (const queue of state.buffering.values()) queue.push({ seq: env.seq, frame });
+    // A seq lower than the last one: the channel started over (its counter was lost), and no
+    // replay is ahead of it any more.
+    if (env.seq < state.liveSeq) state.ahead.clear();
+    state.liveSeq = env.seq;
     let sent = 0;
     const subscribers = state.clients.size;
     // Deleting from a Set while iterating it is safe: a backpressure close removes the client.
-    for (const client of state.clients) if (deliver(client, frame)) sent += 1;
+    for (const client of state.clients) {
+      if (state.ahead.size !== 0 && hadInReplay(state, client, env.seq)) continue;
+      if (deliver(client, frame)) sent += 1;
+    }
     if (sent) metrics.wsMessagesSent.inc(sent);
     if (span?.isRecording()) {
       span.setAttributes({
@@ -107,14 +125,22 @@ export function createHub(opts: {
     span?.end();
   }
 
+  /** Whether the client's replay already sent `seq`; once the bus passes its replay, it is not ahead any more. */
+  function hadInReplay(state: ChannelState, client: HubClient, seq: number): boolean {
+    const reached = state.ahead.get(client);
+    if (reached === undefined) return false;
+    if (seq <= reached) return true;
+    state.ahead.delete(client);
+    return false;
+  }
+
   function channelState(channel: string): ChannelState {
-    let state = channels.get(channel);
-    if (!state) {
-      const bus$ = bus.subscribe(channel, (message) => onMessage(channel, message));
-      state = { clients: new Set(), buffering: new Map(), joining: 0, bus: bus$ };
-      channels.set(channel, state);
-      bus$.catch(() => channels.get(channel) === state && channels.delete(channel));
-    }
+    const current = channels.get(channel);
+    if (current) return current;
+    const state: ChannelState = { clients: new Set(), buffering: new Map(), joining: 0, bus: Promise.resolve(async () => {}), liveSeq: 0, ahead: new Map() };
+    state.bus = bus.subscribe(channel, (message) => onMessage(channel, state, message));
+    channels.set(channel, state);
+    state.bus.catch(() => channels.get(channel) === state && channels.delete(channel));
     return state;
   }
 
@@ -127,6 +153,7 @@ export function createHub(opts: {
   function removeClient(client: HubClient): void {
     for (const [channel, state] of channels) {
       const had = state.clients.delete(client) || state.buffering.delete(client);
+      state.ahead.delete(client);
       if (had) {
         metrics.wsSubscriptions.dec();
         release(channel, state);
@@ -183,6 +210,7 @@ export function createHub(opts: {
         if (!state.buffering.delete(client)) return;
         state.clients.add(client);
         for (const q of queue) if (q.seq > last && state.clients.has(client)) deliverOne(client, q.frame);
+        if (last > state.liveSeq && state.clients.has(client)) state.ahead.set(client, last);
       } catch (err) {
         if (state.buffering.delete(client)) {
           metrics.wsSubscriptions.dec();
@@ -194,6 +222,7 @@ export function createHub(opts: {
     unsubscribe(client: HubClient, channel: string): void {
       const state = channels.get(channel);
       if (!state) return;
+      state.ahead.delete(client);
       if (state.clients.delete(client) || state.buffering.delete(client)) {
         metrics.wsSubscriptions.dec();
         release(channel, state);

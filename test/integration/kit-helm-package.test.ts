@@ -28,7 +28,7 @@ describe('helm package: the archive users install', () => {
     out = mkdtempSync(path.join(os.tmpdir(), 'chart-package-'));
     const res = await helm(['package', CHART, '--destination', out]);
     expect([res.code, res.stderr]).toEqual([0, '']);
-    archive = path.join(out, 'market-indexer-0.1.0.tgz');
+    archive = path.join(out, 'market-indexer-0.1.1.tgz');
     expect(res.stdout.trim()).toBe(`Successfully packaged chart and saved it to: ${archive}`);
   });
   afterAll(() => rmSync(out, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
-import { createMemoryBus } from '../../core/redis/bus';
-import { createMemoryUpdateLog } from '../../core/redis/updates';
+import { createMemoryBus, type Bus } from '../../core/redis/bus';
+import { createMemoryUpdateLog, type UpdateEnvelope, type UpdateLog } from '../../core/redis/updates';
 import { createLogger } from '../../core/telemetry/logger';
 import { createMetrics } from '../../core/telemetry/metrics';
 import { createHub, type HubClient } from '../../server/ws/hub';
@@ -32,7 +32,72 @@ function setup() {
   return { bus, updates, hub, metrics, flush };
 }
 
+/**
+ * A bus whose subscriptions complete when the test says, as Redis's do after a round trip; the
+ * handler is registered at once, as the Redis bus registers it before sending SUBSCRIBE.
+ */
+function slowBus() {
+  const inner = createMemoryBus();
+  const pending: (() => void)[] = [];
+  const bus: Bus = {
+    ...inner,
+    subscribe: (channel, handler) => {
+      const unsubscribe = inner.subscribe(channel, handler);
+      return new Promise<void>((resolve) => pending.push(resolve)).then(() => unsubscribe);
+    },
+  };
+  return { bus, complete: (i: number) => pending[i]!() };
+}
+
 describe('channel hub', () => {
+  it('sends each update once to a channel subscribed again while its released subscription was still being made', async () => {
+    const { bus, complete } = slowBus();
+    const updates = createMemoryUpdateLog({ bus });
+    const hub = createHub({ bus, updates, metrics: createMetrics({ processMetrics: false }), logger: createLogger({ level: 'silent', service: 't', tenant: 't' }), backpressure: { maxBufferedBytes: 100, maxSkips: 3 } });
+    const flush = () => new Promise<void>((r) => setImmediate(r));
+    // a resumes, and its socket closes while the channel's bus subscription is being made.
+    const a = client();
+    const aJoining = hub.subscribe(a, 'orderbook:1', 0, () => {});
+    hub.removeClient(a);
+    // b subscribes the channel again: a new subscription, whose completion comes first.
+    const b = client();
+    const bJoining = hub.subscribe(b, 'orderbook:1', undefined, () => {});
+    complete(1);
+    await bJoining;
+    await updates.append([{ channel: 'orderbook:1', slot: 7, data: { marketId: '1', bestBid: 1, bestAsk: 9000 } }]);
+    await flush();
+    complete(0);
+    await aJoining;
+    await flush();
+    expect(b.frames.map((f) => f.seq)).toEqual([1]);
+    expect(a.frames).toEqual([]);
+    // The released subscription's handler is gone once it completed: the next update once too.
+    await updates.append([{ channel: 'orderbook:1', slot: 8, data: { marketId: '1', bestBid: 2, bestAsk: 9000 } }]);
+    await flush();
+    expect(b.frames.map((f) => f.seq)).toEqual([1, 2]);
+    expect(bus.activeSubscriptions()).toBe(1);
+  });
+
+  it('sends an update once to a client whose replay held it before its bus message arrived', async () => {
+    // The stream and the bus are two Redis connections: the replay can read seq 2 from the
+    // stream while seq 2's bus message is still on its way to this replica.
+    const bus = createMemoryBus();
+    const env = (seq: number): UpdateEnvelope => ({ seq, slot: seq, data: { marketId: '1', bestBid: seq, bestAsk: 9000 } });
+    const updates: UpdateLog = { append: async () => {}, since: async () => ({ ok: true, entries: [env(1), env(2)], latest: 2 }) };
+    const hub = createHub({ bus, updates, metrics: createMetrics({ processMetrics: false }), logger: createLogger({ level: 'silent', service: 't', tenant: 't' }), backpressure: { maxBufferedBytes: 100, maxSkips: 3 } });
+    const flush = () => new Promise<void>((r) => setImmediate(r));
+    const resumed = client();
+    const live = client();
+    await hub.subscribe(live, 'orderbook:1', undefined, () => {});
+    await hub.subscribe(resumed, 'orderbook:1', 0, () => {});
+    expect(resumed.frames.map((f) => f.seq)).toEqual([1, 2]);
+    await bus.publish('orderbook:1', JSON.stringify(env(2)));
+    await bus.publish('orderbook:1', JSON.stringify(env(3)));
+    await flush();
+    expect(resumed.frames.map((f) => f.seq)).toEqual([1, 2, 3]);
+    expect(live.frames.map((f) => f.seq)).toEqual([2, 3]);
+  });
+
   it('keeps the channel for a subscriber that joins while the last one leaves', async () => {
     const { hub, updates, bus, flush } = setup();
     const a = client();
