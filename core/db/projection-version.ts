@@ -12,6 +12,13 @@
 export const PROJECTION_VERSION = 1;
 
 /**
+ * A re-index is due when the tables were built by another version than the writer's release, or
+ * by an unrecorded one (D-331). `release` null: a writer of a release before versions were
+ * recorded, which says nothing.
+ */
+export const reindexDue = (v: { release: number | null; tables: number | null }) => v.release !== null && v.tables !== v.release;
+
+/**
  * The sources that decide which rows an event becomes (paths from the repository root): the
  * projector's steps, the domain rules they call and the event decoder. A change to one of them
  * may change the tables.
@@ -72,5 +79,5 @@ export interface ProjectionFingerprint {
 
 /** Every fingerprint accepted so far, oldest first; append only. */
 export const PROJECTION_HISTORY: readonly ProjectionFingerprint[] = [
-  { version: 1, fingerprint: '2a0e2ce554553fd2', change: 'The projection as of release 0.2.0: the tables every database built before versions were recorded holds.' },
+  { version: 1, fingerprint: '2a0e2ce554553fd2', change: 'The projection of releases 0.1.0 and 0.2.0 (no step or descriptor changed between them): what every database built before versions were recorded holds.' },
 ];
