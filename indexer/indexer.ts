@@ -44,6 +44,12 @@ export function createIndexer(opts: {
   heartbeatMs?: number;
   /** This process as the lease and its sessions name it (default host:pid). */
   instance?: string;
+  /**
+   * The projection schema this indexer builds (D-332), when `databaseUrl` and `db` resolve names
+   * there first: its writer lease is that schema's, and it settles no dead-letter retry (the
+   * API records them against the live tables).
+   */
+  schema?: string;
 }): Indexer {
   const { common, db, source } = opts;
   const { logger, metrics, config } = common;
@@ -143,10 +149,15 @@ export function createIndexer(opts: {
 
   async function loop(): Promise<void> {
     metrics.indexerIsWriter.set(0);
+    // Names would resolve to the live tables were the schema missing: refuse instead.
+    if (opts.schema) {
+      const { schema } = await db.one<{ schema: string | null }>('SELECT current_schema() AS schema');
+      if (schema !== opts.schema) throw new Error(`projection schema ${opts.schema} does not exist (names resolve to ${schema}): create it first`);
+    }
     st.role = 'standby';
     lock = await acquireWriterLease({
       databaseUrl: opts.databaseUrl,
-      tenant: config.tenantId,
+      tenant: opts.schema ? `${config.tenantId}/${opts.schema}` : config.tenantId,
       instance: writerId,
       timing: config.writerLease,
       signal: controller.signal,
@@ -188,6 +199,7 @@ export function createIndexer(opts: {
     let settling: Promise<void> | undefined;
     let settleAgain = false;
     const settleRetries = () => {
+      if (opts.schema) return;
       if (settling) {
         settleAgain = true;
         return;
@@ -210,7 +222,7 @@ export function createIndexer(opts: {
         .finally(() => (settling = undefined));
     };
     // Without notifications (a database that cannot LISTEN) the heartbeat still finds requests.
-    await lock.listen(RETRY_CHANNEL, settleRetries).catch((err: unknown) => logger.warn({ err }, 'LISTEN for dead-letter retries failed; found at heartbeats only'));
+    if (!opts.schema) await lock.listen(RETRY_CHANNEL, settleRetries).catch((err: unknown) => logger.warn({ err }, 'LISTEN for dead-letter retries failed; found at heartbeats only'));
     const tick = () => {
       settleRetries();
       // Not awaited: a slow or unreachable RPC must not delay indexing.
