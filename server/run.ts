@@ -3,6 +3,7 @@ import type { Config } from '../core/config';
 import { applyKeepAlive } from '../core/http/keep-alive';
 import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
+import { followLiveSchema } from '../core/db/live-projection';
 import { createRpcChain, type ChainAccess } from '../core/tx';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
@@ -150,6 +151,17 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
       statementTimeoutMs: config.requestTimeoutMs,
     });
     shutdown.add('database', () => database.close());
+    // Reads go to the schema the live-projection pointer names (D-333): public until a switch.
+    const liveSchema = followLiveSchema({
+      db: database.db,
+      databaseUrl: config.databaseUrl,
+      onSwitch: (from, to) => logger.info({ from, to }, 'live projection schema switched: reads now go to the new schema'),
+      onError: (err) => {
+        common.metrics.storeErrors.inc({ store: STORES.postgres });
+        logger.warn({ err }, 'following the live projection schema failed; retried');
+      },
+    });
+    shutdown.add('live-schema', () => liveSchema.close());
     let redis: Redis | undefined;
     if (config.redisUrl) {
       // Every request consumes its rate limit in Redis: auto-pipelining sends the commands of

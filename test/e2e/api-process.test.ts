@@ -29,10 +29,16 @@ function apiWithLog(env: Record<string, string>) {
 
 describe('API process (real child process)', () => {
   it('on SIGTERM finishes the in-flight request, refuses new connections and exits 0', async () => {
-    // A "database" that accepts connections and never answers keeps the request in flight.
+    // A "database" that accepts connections and never answers keeps the request in flight. The
+    // request's connection is the one the API's pool opens (its startup message names the pool's
+    // application), not the session that listens for a switch of the live schema.
     let reached!: () => void;
     const inHandler = new Promise<void>((r) => (reached = r));
-    const hang = net.createServer(() => reached());
+    const hang = net.createServer((socket) => {
+      socket.once('data', (d) => {
+        if (d.toString('latin1').includes('application_name\0market-indexer-api\0')) reached();
+      });
+    });
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
     const child = fork(path.join(ROOT, 'server/main.ts'), [], {
       cwd: ROOT,
