@@ -34,7 +34,7 @@ describe('the live schema pointer and its followers', () => {
     await index(builder, inSchema(tdb.url, schema), 120, { schema });
     await builder.close();
     for (let i = 0; i < 2; i++) {
-      const database = createDatabase({ url: tdb.url, poolMax: 4 });
+      const database = createDatabase({ url: tdb.url, poolMax: 4, applicationName: `replica-${i}` });
       const switches: [string, string][] = [];
       const follower = followLiveSchema({ db: database.db, databaseUrl: tdb.url, onSwitch: (from, to) => switches.push([from, to]), retryMs: 50 });
       replicas.push({ database, follower, switches });
