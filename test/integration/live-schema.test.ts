@@ -64,6 +64,8 @@ describe('the live schema pointer and its followers', () => {
     expect(builtSlot).toBeGreaterThan(liveSlot);
     for (const r of replicas) {
       expect(await readAll(r)).toEqual([builtSlot, builtSlot, builtSlot, builtSlot]);
+      // A transaction's statements too: the session is moved before its BEGIN.
+      expect(await r.database.db.tx((t) => t.one<{ s: string }>('SELECT last_processed_slot AS s FROM indexer_cursor'))).toEqual({ s: String(builtSlot) });
       expect(r.switches).toEqual([[LIVE_SCHEMA, schema]]);
     }
     // What is not in the built schema (the API's own tables) is still the live schema's.
