@@ -75,6 +75,8 @@ export async function startApiServer(opts: {
   verifySignature?: SignatureVerifier;
   /** The tenant's chain for `/tx/*` blockhashes: RPC_URL in production, the simulator in single-process mode. */
   chain?: ChainAccess;
+  /** Whether the live-schema pointer has been read (D-333); the API process follows it, single-process mode does not. */
+  liveSchemaRead?: () => boolean;
 }): Promise<{ server: http.Server; port: number; ws: WsServer }> {
   const { common, live } = opts;
   const { config, logger, shutdown } = common;
@@ -101,6 +103,7 @@ export async function startApiServer(opts: {
     docs: opts.docs ?? true,
     verifySignature: opts.verifySignature,
     chain: opts.chain,
+    liveSchemaRead: opts.liveSchemaRead,
     presentation,
     plans,
     ...stores,
@@ -188,7 +191,7 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     const live = createLiveStores(common, redis);
     shutdown.add('live', () => live.close());
     const chain = createRpcChain({ url: config.rpcUrl });
-    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain });
+    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain, liveSchemaRead: liveSchema.ready });
     // The indexer's lag as seen from here: it pages even when the indexer cannot report (D-213).
     // Only against a chain given explicitly (always in production, D-210): the default is a
     // local validator that a development API may well run without.
