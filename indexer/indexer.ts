@@ -2,11 +2,13 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
+import { PROJECTION_VERSION, reindexDue } from '../core/db/projection-version';
 import { BATCH_PATHS, RECENT_BATCHES, RETRY_CHANNEL, RETRY_OUTCOMES, type BatchTiming } from '../core/indexer-admin';
 import type { UpdateLog } from '../core/redis/updates';
 import { STORES } from '../core/telemetry/metrics';
 import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './projection';
 import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../core/telemetry/trace-chain';
+import { recordProjectionVersion } from './projection-version';
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';
 import { acquireWriterLease, writerInstance, type WriterLease } from './writer-lease';
@@ -18,6 +20,8 @@ export interface IndexerStatus {
   lastProcessedSlot: number | null;
   chainTip: number | null;
   lastError: string | null;
+  /** Once writing: the projection version that built the tables, and whether it differs from this release's (D-331). */
+  projection: { tables: number | null; reindexDue: boolean } | null;
 }
 
 export interface Indexer {
@@ -40,6 +44,12 @@ export function createIndexer(opts: {
   heartbeatMs?: number;
   /** This process as the lease and its sessions name it (default host:pid). */
   instance?: string;
+  /**
+   * The projection schema this indexer builds (D-332), when `databaseUrl` and `db` resolve names
+   * there first: its writer lease is that schema's, and it settles no dead-letter retry (the
+   * API records them against the live tables).
+   */
+  schema?: string;
 }): Indexer {
   const { common, db, source } = opts;
   const { logger, metrics, config } = common;
@@ -51,10 +61,11 @@ export function createIndexer(opts: {
   for (const store of Object.values(STORES)) metrics.storeErrors.inc({ store }, 0);
   // Every outcome from the start, so a rate over it exists before the first retry (D-164).
   for (const outcome of RETRY_OUTCOMES) metrics.indexerDeadLetterRetries.inc({ outcome }, 0);
+  metrics.indexerProjectionVersion.set({ of: 'release' }, PROJECTION_VERSION);
   const controller = new AbortController();
   common.shutdown.signal.addEventListener('abort', () => controller.abort(), { once: true });
   const listeners: ((r: BatchResult, publishMs: number) => void)[] = [];
-  const st: IndexerStatus = { role: 'starting', lastProcessedSlot: null, chainTip: null, lastError: null };
+  const st: IndexerStatus = { role: 'starting', lastProcessedSlot: null, chainTip: null, lastError: null, projection: null };
   let running: Promise<void> | undefined;
   let lock: WriterLease | undefined;
   // A ring in memory, written with the heartbeat: a commit pays one array push for it (D-165).
@@ -101,14 +112,15 @@ export function createIndexer(opts: {
     if (st.role !== 'writer' || !lock?.valid()) return;
     await db
       .none(
-        `INSERT INTO indexer_status (id, writer_id, chain_tip_slot, rpc_connected, started_at, heartbeat_at, recent_batches)
-         VALUES (1, $1, $2, $3, now(), now(), $4)
+        `INSERT INTO indexer_status (id, writer_id, chain_tip_slot, rpc_connected, started_at, heartbeat_at, recent_batches, projection_version)
+         VALUES (1, $1, $2, $3, now(), now(), $4, $6)
          ON CONFLICT (id) DO UPDATE SET writer_id = EXCLUDED.writer_id, chain_tip_slot = EXCLUDED.chain_tip_slot,
            rpc_connected = EXCLUDED.rpc_connected, heartbeat_at = now(), recent_batches = EXCLUDED.recent_batches,
+           projection_version = EXCLUDED.projection_version,
            started_at = CASE WHEN indexer_status.writer_id = EXCLUDED.writer_id THEN indexer_status.started_at ELSE now() END
          WHERE (SELECT token FROM writer_lease WHERE id = 1) = $5`,
         // Only the lease's holder tells who writes: a writer woken after losing it does not.
-        [writerId, st.chainTip, source.connected(), JSON.stringify(recent), epoch],
+        [writerId, st.chainTip, source.connected(), JSON.stringify(recent), epoch, PROJECTION_VERSION],
       )
       .catch((err: unknown) => {
         metrics.storeErrors.inc({ store: STORES.postgres });
@@ -116,12 +128,36 @@ export function createIndexer(opts: {
       });
   }
 
+  /**
+   * Which projection built the tables this writer is about to write (D-331): a database with no
+   * transaction processed takes this release's version; another version is reported (log,
+   * metrics, `GET /admin/indexer`) and indexing goes on as before.
+   */
+  async function checkProjection(epoch: number): Promise<void> {
+    const v = await recordProjectionVersion(db, { release: PROJECTION_VERSION, epoch });
+    st.projection = { tables: v.tables, reindexDue: reindexDue(v) };
+    metrics.indexerProjectionVersion.set({ of: 'tables' }, v.tables ?? 0);
+    metrics.indexerReindexDue.set(st.projection.reindexDue ? 1 : 0);
+    if (v.recorded) logger.info({ projectionVersion: v.release }, 'no transaction processed yet: the tables are recorded as built by this release\'s projection version');
+    else if (st.projection.reindexDue) {
+      logger.warn(
+        { tablesProjectionVersion: v.tables, releaseProjectionVersion: v.release },
+        'the tables were built by another projection version than this release\'s: a re-index is due; this writer goes on writing them with its own projection',
+      );
+    }
+  }
+
   async function loop(): Promise<void> {
     metrics.indexerIsWriter.set(0);
+    // Names would resolve to the live tables were the schema missing: refuse instead.
+    if (opts.schema) {
+      const { schema } = await db.one<{ schema: string | null }>('SELECT current_schema() AS schema');
+      if (schema !== opts.schema) throw new Error(`projection schema ${opts.schema} does not exist (names resolve to ${schema}): create it first`);
+    }
     st.role = 'standby';
     lock = await acquireWriterLease({
       databaseUrl: opts.databaseUrl,
-      tenant: config.tenantId,
+      tenant: opts.schema ? `${config.tenantId}/${opts.schema}` : config.tenantId,
       instance: writerId,
       timing: config.writerLease,
       signal: controller.signal,
@@ -142,6 +178,11 @@ export function createIndexer(opts: {
     metrics.indexerLastProcessedSlot.set(lock.cursor.lastSlot);
     metrics.indexerLeaseToken.set(lock.epoch);
     logger.info({ epoch: lock.epoch, fromSlot: lock.cursor.lastSlot }, 'writer lease acquired');
+    // Reporting only: a failed check must not keep the writer from indexing.
+    await checkProjection(lock.epoch).catch((err: unknown) => {
+      metrics.storeErrors.inc({ store: STORES.postgres });
+      logger.warn({ err }, 'reading the projection version of the tables failed; not reported until the next start');
+    });
     const held = lock;
     void held.lost.then((err) => {
       if (st.role === 'writer' && !controller.signal.aborted) {
@@ -158,6 +199,7 @@ export function createIndexer(opts: {
     let settling: Promise<void> | undefined;
     let settleAgain = false;
     const settleRetries = () => {
+      if (opts.schema) return;
       if (settling) {
         settleAgain = true;
         return;
@@ -180,7 +222,7 @@ export function createIndexer(opts: {
         .finally(() => (settling = undefined));
     };
     // Without notifications (a database that cannot LISTEN) the heartbeat still finds requests.
-    await lock.listen(RETRY_CHANNEL, settleRetries).catch((err: unknown) => logger.warn({ err }, 'LISTEN for dead-letter retries failed; found at heartbeats only'));
+    if (!opts.schema) await lock.listen(RETRY_CHANNEL, settleRetries).catch((err: unknown) => logger.warn({ err }, 'LISTEN for dead-letter retries failed; found at heartbeats only'));
     const tick = () => {
       settleRetries();
       // Not awaited: a slow or unreachable RPC must not delay indexing.

@@ -51,6 +51,8 @@ export function createApp(opts: {
   verifySignature?: SignatureVerifier;
   /** The tenant's chain (recent blockhashes for `/tx/*`); without it they answer 503. */
   chain?: ChainAccess;
+  /** Whether the live-schema pointer has been read (D-333): part of `/ready` when given. */
+  liveSchemaRead?: () => boolean;
 }): express.Express {
   const { common, db } = opts;
   const { config, logger, metrics } = common;
@@ -87,7 +89,7 @@ export function createApp(opts: {
 
   // Operational endpoints: root only, unversioned, not rate limited: answered from memory
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).
-  const probes = createProbes({ check: () => indexerHealthInputs(db, startedAt), cacheMs: config.healthCheckCacheMs });
+  const probes = createProbes({ check: () => indexerHealthInputs(db, startedAt), cacheMs: config.healthCheckCacheMs, liveSchemaRead: opts.liveSchemaRead });
   app.use(opsRouter({ health: probes.health, ready: probes.ready, registry: metrics.registry }));
   if (opts.docs) app.use(docsRouter({ document: presentation.openapi }));
 

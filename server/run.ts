@@ -3,6 +3,7 @@ import type { Config } from '../core/config';
 import { applyKeepAlive } from '../core/http/keep-alive';
 import { STORES } from '../core/telemetry/metrics';
 import { createDatabase } from '../core/db';
+import { followLiveSchema } from '../core/db/live-projection';
 import { createRpcChain, type ChainAccess } from '../core/tx';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
@@ -74,6 +75,8 @@ export async function startApiServer(opts: {
   verifySignature?: SignatureVerifier;
   /** The tenant's chain for `/tx/*` blockhashes: RPC_URL in production, the simulator in single-process mode. */
   chain?: ChainAccess;
+  /** Whether the live-schema pointer has been read (D-333); the API process follows it, single-process mode does not. */
+  liveSchemaRead?: () => boolean;
 }): Promise<{ server: http.Server; port: number; ws: WsServer }> {
   const { common, live } = opts;
   const { config, logger, shutdown } = common;
@@ -100,6 +103,7 @@ export async function startApiServer(opts: {
     docs: opts.docs ?? true,
     verifySignature: opts.verifySignature,
     chain: opts.chain,
+    liveSchemaRead: opts.liveSchemaRead,
     presentation,
     plans,
     ...stores,
@@ -150,6 +154,17 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
       statementTimeoutMs: config.requestTimeoutMs,
     });
     shutdown.add('database', () => database.close());
+    // Reads go to the schema the live-projection pointer names (D-333): public until a switch.
+    const liveSchema = followLiveSchema({
+      db: database.db,
+      databaseUrl: config.databaseUrl,
+      onSwitch: (from, to) => logger.info({ from, to }, 'live projection schema switched: reads now go to the new schema'),
+      onError: (err) => {
+        common.metrics.storeErrors.inc({ store: STORES.postgres });
+        logger.warn({ err }, 'following the live projection schema failed; retried');
+      },
+    });
+    shutdown.add('live-schema', () => liveSchema.close());
     let redis: Redis | undefined;
     if (config.redisUrl) {
       // Every request consumes its rate limit in Redis: auto-pipelining sends the commands of
@@ -176,7 +191,7 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     const live = createLiveStores(common, redis);
     shutdown.add('live', () => live.close());
     const chain = createRpcChain({ url: config.rpcUrl });
-    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain });
+    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain, liveSchemaRead: liveSchema.ready });
     // The indexer's lag as seen from here: it pages even when the indexer cannot report (D-213).
     // Only against a chain given explicitly (always in production, D-210): the default is a
     // local validator that a development API may well run without.

@@ -146,6 +146,19 @@ export const METRICS = {
     help: 'Times this process took the writer lease from a holder whose lease had expired (a hung writer, D-300)',
     services: INDEXER,
   },
+  indexerProjectionVersion: {
+    name: 'service_indexer_projection_version',
+    type: 'gauge',
+    help: "Projection version (D-330) of this process's release (of=release) and, once it writes, of the tables it writes (of=tables; 0 when none is recorded)",
+    labelNames: ['of'],
+    services: INDEXER,
+  },
+  indexerReindexDue: {
+    name: 'service_indexer_reindex_due',
+    type: 'gauge',
+    help: "1 while this writer's release has another projection version than the one that built the tables it writes (a re-index is due, D-331), else 0",
+    services: INDEXER,
+  },
   busPublishLatency: {
     name: 'service_bus_commit_to_publish_seconds',
     type: 'histogram',

@@ -22,7 +22,13 @@ export interface Probes {
  */
 export const API_HEALTH = { indexerCritical: false, databaseCritical: false };
 
-export function createProbes(opts: { check: () => Promise<HealthInputs>; cacheMs: number; now?: () => number }): Probes {
+export function createProbes(opts: {
+  check: () => Promise<HealthInputs>;
+  cacheMs: number;
+  now?: () => number;
+  /** Whether this replica has read which schema is live (D-333); until then it is not ready. */
+  liveSchemaRead?: () => boolean;
+}): Probes {
   const now = opts.now ?? Date.now;
   let last: { at: number; inputs: HealthInputs } | undefined;
   let inFlight: Promise<HealthInputs> | undefined;
@@ -48,8 +54,10 @@ export function createProbes(opts: { check: () => Promise<HealthInputs>; cacheMs
     },
     async ready() {
       const i = fresh() ? last!.inputs : await refresh();
-      // A replica serves (possibly stale) data while the indexer restarts: readiness is the database.
-      return { status: i.dbConnected ? 200 : 503, body: { ready: i.dbConnected, dbConnected: i.dbConnected, indexerRunning: i.indexerRunning } };
+      // A replica serves (possibly stale) data while the indexer restarts: readiness is the
+      // database, and knowing which schema of it is live (before, it might read a replaced one).
+      const ready = i.dbConnected && (opts.liveSchemaRead?.() ?? true);
+      return { status: ready ? 200 : 503, body: { ready, dbConnected: i.dbConnected, indexerRunning: i.indexerRunning } };
     },
   };
 }

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import Joi from 'joi';
 import { createApiKeyStore, type ApiKeyInfo } from '../../core/api-keys';
+import { reindexDue } from '../../core/db/projection-version';
 import { RETRY_CHANNEL, WRITER_LOCK_APPLICATION, writerLockKey } from '../../core/indexer-admin';
 import { PLAN_NAMES } from '../../core/plans';
 import { ApiError } from '../http/errors';
@@ -57,6 +58,7 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs, apiKeyRevoked }: R
         });
         const last = num(s?.last_processed_slot);
         const tip = num(s?.chain_tip_slot);
+        const projection = { release: num(s?.writer_projection_version), tables: num(s?.tables_projection_version) };
         res.json({
           data: {
             cursor: { lastProcessedSlot: last === null ? null : String(last), lastSignature: (s?.last_signature as string | null) ?? null, lastActivityAt: iso(s?.last_activity_at) },
@@ -71,6 +73,8 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs, apiKeyRevoked }: R
             slotLag: tip !== null && last !== null ? Math.max(0, tip - last) : null,
             rpcConnected: (s?.rpc_connected as boolean | null) ?? false,
             deadLetters: Object.fromEntries(counts.map((c) => [c.reason, c.n])),
+            // Which projection built the tables, and the writer's (D-331).
+            projection: { ...projection, recordedAt: iso(s?.projection_recorded_at), reindexDue: reindexDue(projection) },
           },
         });
       },

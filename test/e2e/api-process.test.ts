@@ -1,8 +1,12 @@
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { createDatabase } from '../../core/db';
+import { switchLiveSchema } from '../../core/db/live-projection';
+import { createProjectionSchema } from '../../core/db/projection-schema';
 import { ROOT } from '../support/processes';
 import { createTestDatabase } from '../support/pg';
+import { waitFor } from '../support/tables';
 import { rawGet } from '../support/raw-http';
 import { TEST_REDIS_URL, testTenant } from '../support/redis';
 
@@ -29,10 +33,16 @@ function apiWithLog(env: Record<string, string>) {
 
 describe('API process (real child process)', () => {
   it('on SIGTERM finishes the in-flight request, refuses new connections and exits 0', async () => {
-    // A "database" that accepts connections and never answers keeps the request in flight.
+    // A "database" that accepts connections and never answers keeps the request in flight. The
+    // request's connection is the one the API's pool opens (its startup message names the pool's
+    // application), not the session that listens for a switch of the live schema.
     let reached!: () => void;
     const inHandler = new Promise<void>((r) => (reached = r));
-    const hang = net.createServer(() => reached());
+    const hang = net.createServer((socket) => {
+      socket.once('data', (d) => {
+        if (d.toString('latin1').includes('application_name\0market-indexer-api\0')) reached();
+      });
+    });
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
     const child = fork(path.join(ROOT, 'server/main.ts'), [], {
       cwd: ROOT,
@@ -88,6 +98,31 @@ describe('API process (real child process)', () => {
       expect(api.stdout()).not.toMatch(/stack|URIError/);
     } finally {
       api.child.kill('SIGKILL');
+      await tdb.drop();
+    }
+  }, 30_000);
+
+  it('reads through the live-schema pointer: ready once it has read it, then follows a switch (D-333)', async () => {
+    const tdb = await createTestDatabase();
+    const database = createDatabase({ url: tdb.url, poolMax: 2 });
+    // A built schema whose cursor says something the live one does not.
+    await createProjectionSchema(database.db, 7);
+    await database.db.none('UPDATE p7.indexer_cursor SET last_processed_slot = 777');
+    const api = apiWithLog({ DATABASE_URL: tdb.url, REDIS_URL: TEST_REDIS_URL, TENANT_ID: testTenant(), LOG_LEVEL: 'info', API_PORT: '0' });
+    try {
+      const base = `http://127.0.0.1:${await api.port}`;
+      await waitFor('/ready', async () => (await fetch(`${base}/ready`)).status === 200);
+      const slot = async () => ((await (await fetch(`${base}/api/v1/status`)).json()) as { data: { lastProcessedSlot: string | null } }).data.lastProcessedSlot;
+      expect(await slot()).toBe('0');
+      await switchLiveSchema(database.db, 'p7');
+      await waitFor('the switch followed', async () => (await slot()) === '777');
+      api.child.kill('SIGTERM');
+      expect(await api.exited).toBe(0);
+      const lines = api.stdout().trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+      expect(lines).toContainEqual(expect.objectContaining({ msg: 'live projection schema switched: reads now go to the new schema', from: 'public', to: 'p7' }));
+    } finally {
+      api.child.kill('SIGKILL');
+      await database.close();
       await tdb.drop();
     }
   }, 30_000);

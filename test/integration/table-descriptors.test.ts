@@ -74,7 +74,7 @@ describe('table descriptors (core/db/tables.ts) match the migrated database', ()
   it('every table the projector, the oracle poll or the key command writes rows into has a descriptor', () => {
     // The others are the indexer's own bookkeeping and counters, written by their own statements,
     // and the API's own records (cancel_requests, attestations, admin_audit, dead_letter_retries: D-143, D-145, D-146, D-164).
-    const bookkeeping = ['achievements', 'admin_audit', 'attestations', 'cancel_requests', 'dead_letter_retries', 'dead_letters', 'indexer_cursor', 'indexer_status', 'writer_lease', 'market_counts', 'market_list_blocks', 'platform_totals', 'processed_transactions', 'raw_events', MIGRATIONS_TABLE];
+    const bookkeeping = ['achievements', 'admin_audit', 'attestations', 'cancel_requests', 'dead_letter_retries', 'dead_letters', 'indexer_cursor', 'indexer_status', 'writer_lease', 'projection_version', 'projection_live', 'market_counts', 'market_list_blocks', 'platform_totals', 'processed_transactions', 'raw_events', MIGRATIONS_TABLE];
     const tables = [...new Set(columns.map((c) => c.table_name))].filter((n) => !bookkeeping.includes(n)).sort();
     expect(tables).toEqual(Object.values(DESCRIBED).map((t) => t.name).sort());
   });

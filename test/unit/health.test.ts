@@ -1,4 +1,5 @@
 import { buildHealth, type HealthInputs } from '../../core/health';
+import { createProbes } from '../../server/http/probes';
 
 const inputs = (over: Partial<HealthInputs>): HealthInputs => ({
   dbConnected: true,
@@ -37,5 +38,19 @@ describe('health', () => {
     expect(buildHealth(inputs({ rpcConnected: false })).status).toBe('degraded');
     expect(buildHealth(inputs({ slotLag: 101 })).status).toBe('degraded');
     expect(buildHealth(inputs({})).status).toBe('healthy');
+  });
+});
+
+describe('/ready of an API replica', () => {
+  it('is ready once the database answers and, where given, the live-schema pointer was read (D-333)', async () => {
+    let read = false;
+    const probes = createProbes({ check: async () => inputs({}), cacheMs: 0, liveSchemaRead: () => read });
+    expect(await probes.ready()).toEqual({ status: 503, body: { ready: false, dbConnected: true, indexerRunning: true } });
+    read = true;
+    expect(await probes.ready()).toEqual({ status: 200, body: { ready: true, dbConnected: true, indexerRunning: true } });
+    const down = createProbes({ check: async () => inputs({ dbConnected: false }), cacheMs: 0, liveSchemaRead: () => true });
+    expect((await down.ready()).status).toBe(503);
+    // Single-process mode follows no pointer: the database alone.
+    expect((await createProbes({ check: async () => inputs({}), cacheMs: 0 }).ready()).status).toBe(200);
   });
 });

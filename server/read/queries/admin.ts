@@ -5,8 +5,10 @@ export const indexerState = (db: Db) =>
   db.oneOrNone<DbRow>(
     `SELECT c.last_processed_slot, c.last_signature, c.last_activity_at, s.writer_id, s.chain_tip_slot, s.rpc_connected, s.started_at, s.heartbeat_at,
             s.recent_batches, l.holder AS lease_holder, l.token AS lease_token, l.expires_at AS lease_expires_at,
-            (l.expires_at > clock_timestamp()) AS lease_current
-       FROM indexer_cursor c LEFT JOIN indexer_status s ON s.id = 1 LEFT JOIN writer_lease l ON l.id = 1 WHERE c.id = 1`,
+            (l.expires_at > clock_timestamp()) AS lease_current, s.projection_version AS writer_projection_version,
+            p.version AS tables_projection_version, p.recorded_at AS projection_recorded_at
+       FROM indexer_cursor c LEFT JOIN indexer_status s ON s.id = 1 LEFT JOIN writer_lease l ON l.id = 1
+       LEFT JOIN projection_version p ON p.id = 1 WHERE c.id = 1`,
   );
 
 /**

@@ -1,0 +1,133 @@
+import { Client } from 'pg';
+import type { Db } from './index';
+import { LIVE_SCHEMA } from './projection-schema';
+
+/**
+ * The schema whose projected tables are live (D-333): one row, `projection_live`, read by every
+ * API replica and changed with a notification on `LIVE_PROJECTION_CHANNEL`. `public` until a
+ * switch; a switch names a `p<version>` schema (D-332).
+ */
+export const LIVE_PROJECTION_CHANNEL = 'projection_live';
+
+const SCHEMA_NAME = /^(public|p[1-9][0-9]{0,8})$/;
+
+/** The live schema as the pointer row says. */
+export async function readLiveSchema(db: Db): Promise<string> {
+  const { schema_name: s } = await db.one<{ schema_name: string }>('SELECT schema_name FROM public.projection_live WHERE id = 1');
+  return s;
+}
+
+/**
+ * Points the API at `schema`, in one transaction with the notification, so a replica never hears
+ * of a switch that did not commit. The schema must exist.
+ */
+export async function switchLiveSchema(db: Db, schema: string): Promise<void> {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`not a projection schema: ${JSON.stringify(schema)} (public or p<version>)`);
+  await db.tx(async (t) => {
+    const exists = await t.oneOrNone('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (!exists) throw new Error(`schema ${schema} does not exist`);
+    await t.none('UPDATE public.projection_live SET schema_name = $1, switched_at = now() WHERE id = 1', [schema]);
+    await t.one('SELECT pg_notify($1, $2)', [LIVE_PROJECTION_CHANNEL, schema]);
+  });
+}
+
+export interface LiveSchemaFollower {
+  /** The schema this process reads now. */
+  current(): string;
+  /** The pointer has been read at least once (until then, reads go to public). */
+  ready(): boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Makes every session of `db`'s pool read the live schema: at each checkout, a session whose
+ * search_path is not the current live schema's gets one `SET` first (queued ahead of the caller's
+ * statement on the same connection, so it costs one statement per session per switch, not per
+ * query). The pointer is read once the listening session (a session of its own) is open, and
+ * again at each notification; that session is reopened when it is lost (and the pointer read
+ * again, a switch may have been missed meanwhile).
+ */
+export function followLiveSchema(opts: {
+  db: Db;
+  databaseUrl: string;
+  onSwitch?: (from: string, to: string) => void;
+  onError?: (err: unknown) => void;
+  /** Between reconnection attempts of the listening session. */
+  retryMs?: number;
+}): LiveSchemaFollower {
+  const { db } = opts;
+  let current = LIVE_SCHEMA;
+  let closed = false;
+  let listener: Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  // What each pooled session was last set to; a session not in it has the default (public).
+  const applied = new WeakMap<object, string>();
+
+  const adopt = (schema: string) => {
+    if (!SCHEMA_NAME.test(schema) || schema === current) return;
+    const from = current;
+    current = schema;
+    opts.onSwitch?.(from, schema);
+  };
+  let read = false;
+  const refresh = () =>
+    readLiveSchema(db).then(
+      (schema) => {
+        read = true;
+        adopt(schema);
+      },
+      (err: unknown) => opts.onError?.(err),
+    );
+
+  const listen = async (): Promise<void> => {
+    const client = new Client({ connectionString: opts.databaseUrl, application_name: 'market-indexer-live-schema', keepAlive: true, connectionTimeoutMillis: 5_000 });
+    const lost = (err?: unknown) => {
+      if (listener !== client) return;
+      listener = undefined;
+      if (err) opts.onError?.(err);
+      client.end().catch(() => {});
+      if (!closed) retry = setTimeout(() => void listen(), opts.retryMs ?? 1_000);
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client.on('notification', (n) => {
+      if (n.channel === LIVE_PROJECTION_CHANNEL) void refresh();
+    });
+    listener = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${LIVE_PROJECTION_CHANNEL}`);
+    } catch (err) {
+      lost(err);
+      return;
+    }
+    // After LISTEN: a switch committed meanwhile is in the row read now.
+    await refresh();
+  };
+
+  const onAcquire = (client: { query(text: string): Promise<unknown> }) => {
+    const schema = current;
+    if ((applied.get(client) ?? LIVE_SCHEMA) === schema) return;
+    applied.set(client, schema);
+    client.query(`SET search_path TO ${schema}, ${LIVE_SCHEMA}`).catch((err: unknown) => {
+      applied.delete(client);
+      opts.onError?.(err);
+    });
+  };
+  db.$pool.on('acquire', onAcquire);
+  // Not awaited: a process starts serving whether or not PostgreSQL answers yet (its probes say
+  // whether it can read), and reads go to public until the pointer has been read.
+  void listen();
+  return {
+    current: () => current,
+    ready: () => read,
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      db.$pool.removeListener('acquire', onAcquire);
+      const c = listener;
+      listener = undefined;
+      await c?.end().catch(() => {});
+    },
+  };
+}
