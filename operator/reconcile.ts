@@ -10,7 +10,7 @@ import type { SpecPolicy } from './policy';
 import { applyNamespace, applyObjects } from './reconcile/apply';
 import { checkClaim, createNamespace, desiredNamespace, liveNamespace } from './reconcile/claim';
 import { addFinalizer, finalize } from './reconcile/finalizer';
-import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, PROBLEM_RETRY_MS } from './reconcile/observe';
+import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, PROBLEM_RETRY_MS, readingOf } from './reconcile/observe';
 import { fetchMarketIndexer, type IndexerReading, type Outcome, type Problem } from './reconcile/outcome';
 import { prune } from './reconcile/prune';
 import { checkSecrets } from './reconcile/secrets';
@@ -57,7 +57,7 @@ export function createReconciler(deps: {
   /** A step refused the resource: `Degraded` with its reason, and the rest is not touched. */
   async function degrade(mi: MarketIndexer, namespace: string, problem: Problem): Promise<Outcome> {
     logger.warn({ marketIndexer: mi.metadata.name, reason: problem.reason, message: problem.message }, 'MarketIndexer degraded');
-    const seen = deps.observation(mi);
+    const seen = readingOf(deps.observation(mi), mi.status);
     const conditions = problemConditions(problem, lagCondition(seen, deps.lagThreshold));
     await status.write(mi, statusOf(mi, namespace, conditions, seen, undefined, now(), mi.status?.imageTag));
     return { result: 'degraded', reason: problem.reason, retryAfterMs: PROBLEM_RETRY_MS };
@@ -102,7 +102,7 @@ export function createReconciler(deps: {
 
     // Observe the Deployments and the indexer, and write the status if it changed.
     const observed = observe(caches, namespace);
-    const seen = deps.observation(mi);
+    const seen = readingOf(deps.observation(mi), mi.status);
     // A new image tag rolls both Deployments: Progressing names the tag it leaves and the one it takes.
     const tags = { running: mi.status?.imageTag, wanted: rendered.values.image.tag };
     const conditions = observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold), tags);

@@ -22,6 +22,8 @@ export interface ApiServerStats {
   requests: Record<string, VerbStats>;
   /** The operator's write requests since the mark (leases aside), by verb and resource, refused ones with their code. */
   operatorWrites: Record<string, number>;
+  /** The first few objects each of those wrote to (names), so that a handful of writes says whom. */
+  operatorWriteNames: Record<string, string[]>;
 }
 
 const pctOf = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;
@@ -39,6 +41,7 @@ void (async () => {
   const stats = (): ApiServerStats => {
     const by = new Map<string, number[]>();
     const writes: Record<string, number> = {};
+    const names: Record<string, string[]> = {};
     for (const r of api.requests.slice(markRequests)) {
       if (r.ms === undefined) continue;
       const key = `${r.token ?? '-'} ${r.verb}`;
@@ -47,6 +50,7 @@ void (async () => {
         // A refused write (409: the binding it makes is there already) is named with its code.
         const w = `${r.verb} ${r.resource}${r.status >= 400 ? ` (${r.status})` : ''}`;
         writes[w] = (writes[w] ?? 0) + 1;
+        if ((names[w] ??= []).length < 5 && r.name) names[w].push(r.name);
       }
     }
     const requests: Record<string, VerbStats> = {};
@@ -65,6 +69,7 @@ void (async () => {
       openWatches: api.openWatches,
       requests,
       operatorWrites: writes,
+      operatorWriteNames: names,
     };
   };
 

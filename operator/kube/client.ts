@@ -76,6 +76,11 @@ export function createKubeClient(kc: KubeConfig, opts: { platformNamespace: stri
   const base = new URL(server);
   const transport = base.protocol === 'https:' ? https : http;
   const timeoutMs = opts.timeoutMs ?? 30_000;
+  // One keep-alive agent for every request. client-node's `applyToHTTPSOptions` makes a new Agent
+  // at each call, without keep-alive: a new connection (in a cluster, a TLS handshake) per
+  // request, a fifth of the operator's CPU while creating tenants. The TLS options it sets stay
+  // on each request, so the agent's connections are made with them (and pooled by them).
+  const agent = new transport.Agent({ keepAlive: true });
 
   async function request<T>(
     verb: Verb,
@@ -94,6 +99,7 @@ export function createKubeClient(kc: KubeConfig, opts: { platformNamespace: stri
     for (const [k, v] of Object.entries(o.query ?? {})) url.searchParams.set(k, v);
     const options: https.RequestOptions = { method: o.method, headers: { Accept: 'application/json' }, timeout: timeoutMs };
     await kc.applyToHTTPSOptions(options);
+    options.agent = agent;
     const body = o.body === undefined ? undefined : JSON.stringify(o.body);
     if (body !== undefined) Object.assign(options.headers!, { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) });
     return new Promise<T>((resolve, reject) => {

@@ -1,3 +1,4 @@
+import type { MarketIndexerStatus } from '../../cdk8s/lib/crd';
 import { NAMES } from '../../cdk8s/lib/names';
 import type { ConditionInput } from '../conditions';
 import type { Caches } from '../informers';
@@ -59,6 +60,25 @@ export function observe(caches: Pick<Caches, 'child'>, namespace: string): Obser
 }
 
 const isReady = (o: Observed) => o.apiAvailable >= 1 && o.indexerAvailable >= 1;
+
+/**
+ * What is known of the tenant's indexer: this process's last read of its `/status`, or, before
+ * its first read (a restarted operator, a leader that just took over), what the status recorded
+ * from the previous one. Otherwise a restart would write `IndexerLagging` Unknown ("not read
+ * yet") over every tenant reconciled before the first poll, with an Event each, and write the
+ * reading back (and another Event) once the poll comes: two writes where nothing changed. A real
+ * change shows at the first read, which queues the tenant again.
+ */
+export function readingOf(seen: IndexerReading | undefined, status: MarketIndexerStatus | undefined): IndexerReading | undefined {
+  if (seen) return seen;
+  const indexer = status?.indexer;
+  if (indexer?.slotLag !== undefined && indexer.lastProcessedSlot !== undefined) {
+    return { slotLag: indexer.slotLag, lastProcessedSlot: indexer.lastProcessedSlot, writer: indexer.writer ?? null, indexerRunning: true };
+  }
+  const lag = status?.conditions?.find((c) => c.type === 'IndexerLagging');
+  if (lag?.status === 'Unknown' && lag.reason === 'StatusUnavailable') return { unavailable: lag.message };
+  return undefined;
+}
 
 /** `IndexerLagging` from the indexer's `/status`, as last read (undefined: not read yet; unavailable: why it failed). */
 export function lagCondition(o: IndexerReading | undefined, threshold: number): ConditionInput {

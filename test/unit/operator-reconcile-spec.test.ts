@@ -1,6 +1,14 @@
 // The reconcile's first steps on plain objects: the spec against the policy, the render, the
 // claim on the tenant's namespace (operator/reconcile/spec.ts, claim.ts).
+import { App, Chart } from 'cdk8s';
+import fc from 'fast-check';
+import { parseAllDocuments } from 'yaml';
 import { NAMESPACE } from '../../cdk8s/lib/kinds';
+import { MarketIndexerTenant } from '../../cdk8s/lib/tenant';
+import type { TenantInput } from '../../cdk8s/lib/values';
+import { MANAGED_BY } from '../../operator/informers';
+import { APPLIED_HASH, renderTenant } from '../../operator/render';
+import { tenantArb } from '../support/kit-arbitraries';
 import { KitInputError } from '../../cdk8s/lib/resolve';
 import { KubeError } from '../../operator/kube/client';
 import { effectivePolicy } from '../../operator/policy';
@@ -27,6 +35,30 @@ describe('reconcile step: check the spec against the policy', () => {
 });
 
 describe('reconcile step: render', () => {
+  // The operator takes the chart's objects as JSON, not through the YAML a manifest file is: the
+  // same objects the kit writes for that tenant, whatever the spec.
+  it('renders what the kit writes as YAML for the same tenant, plus its owner and applied hash', () => {
+    fc.assert(
+      fc.property(tenantArb('demo'), (spec) => {
+        const mi = marketIndexer('demo', spec as Record<string, unknown>);
+        const app = new App();
+        const chart = new Chart(app, 'tenant', { disableResourceNameHashes: true });
+        const { tenant: _t, deletionPolicy: _d, ...rest } = mi.spec;
+        new MarketIndexerTenant(chart, 'tenant', { ...(rest as TenantInput), tenant: 'demo', environment: OPTS.environment, managedBy: MANAGED_BY, platformNamespace: OPTS.platformNamespace, baseLayers: [OPTS.defaults] });
+        const fromYaml = parseAllDocuments(app.synthYaml()).map((d) => d.toJSON() as Record<string, unknown>);
+        const objects = renderTenant(mi, OPTS).objects.map((o) => {
+          const { ownerReferences, annotations, ...metadata } = o.metadata;
+          expect(ownerReferences).toEqual([expect.objectContaining({ uid: mi.metadata.uid, controller: true })]);
+          const { [APPLIED_HASH]: hash, ...others } = annotations ?? {};
+          expect(hash).toMatch(/^[0-9a-f]{32}$/);
+          return { ...o, metadata: Object.keys(others).length ? { ...metadata, annotations: others } : metadata };
+        });
+        expect(objects).toEqual(fromYaml);
+      }),
+      { numRuns: 15 },
+    );
+  });
+
   it("renders the tenant's objects, each owned by the MarketIndexer", () => {
     const out = render(marketIndexer('demo'), OPTS);
     if (!('rendered' in out)) throw new Error(`refused: ${out.problem.message}`);

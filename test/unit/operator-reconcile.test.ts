@@ -7,7 +7,7 @@ import { KubeError } from '../../operator/kube/client';
 import { effectivePolicy } from '../../operator/policy';
 import { createReconciler } from '../../operator/reconcile';
 import { addFinalizer, finalize } from '../../operator/reconcile/finalizer';
-import { FINALIZER } from '../../operator/reconcile/outcome';
+import { FINALIZER, type IndexerReading } from '../../operator/reconcile/outcome';
 import { testCommon } from '../support/common';
 import { cachesOf, fakeAccess, fakeCaches, fakeKube, marketIndexer, object, ownerRef, type FakeKube, type KubeCall } from '../support/operator-fakes';
 
@@ -76,7 +76,8 @@ describe('reconcile step: finalizer', () => {
 
 describe('reconcile: the steps in order', () => {
   const policy = effectivePolicy({ egressBlocks: [{ cidr: '0.0.0.0/0' }] }, {});
-  function setup(kube: FakeKube) {
+  const answered: IndexerReading = { slotLag: 1, lastProcessedSlot: '10', writer: null, indexerRunning: true };
+  function setup(kube: FakeKube, observation: () => IndexerReading | undefined = () => answered) {
     const caches = cachesOf(kube);
     const common = testCommon();
     const reconciler = createReconciler({
@@ -89,7 +90,7 @@ describe('reconcile: the steps in order', () => {
       policy,
       platformNamespace: 'market-indexer-system',
       lagThreshold: 100,
-      observation: () => ({ slotLag: 1, lastProcessedSlot: '10', writer: null, indexerRunning: true }),
+      observation,
       now: () => '2025-01-01T00:00:00Z',
     });
     return { caches, reconciler };
@@ -176,6 +177,34 @@ describe('reconcile: the steps in order', () => {
     const mark = kube.calls.length;
     expect(await setup(kube).reconciler.reconcile('demo')).toEqual({ result: 'converged' });
     expect(since(kube, mark)).toEqual([]);
+  });
+
+  it('a restarted operator that has not read the indexers yet writes nothing either: the status keeps what the last one read', async () => {
+    const unknown: IndexerReading = { unavailable: "the indexer's /status did not answer (connection refused)" };
+    for (const before of [answered, unknown]) {
+      const kube = fakeKube([marketIndexer('demo') as never]);
+      await setup(kube, () => before).reconciler.reconcile('demo');
+      rollOut(kube);
+      await setup(kube, () => before).reconciler.reconcile('demo');
+      const mark = kube.calls.length;
+      // Its poller has not answered yet: the status's own reading stands (no Unknown, no Event).
+      expect([before, await setup(kube, () => undefined).reconciler.reconcile('demo'), since(kube, mark)]).toEqual([before, { result: 'converged' }, []]);
+    }
+    // What the first read then finds is written, as any change is.
+    const kube = fakeKube([marketIndexer('demo') as never]);
+    await setup(kube).reconciler.reconcile('demo');
+    rollOut(kube);
+    await setup(kube).reconciler.reconcile('demo');
+    const mark = kube.calls.length;
+    await setup(kube, () => ({ ...answered, slotLag: 500 })).reconciler.reconcile('demo');
+    expect(since(kube, mark)[0]).toBe('mergePatch MarketIndexer demo/status');
+    expect(kube.find('MarketIndexer', undefined, 'demo')!.status).toMatchObject({ indexer: { slotLag: 500 }, conditions: expect.arrayContaining([expect.objectContaining({ type: 'IndexerLagging', status: 'True' })]) });
+  });
+
+  it('a new tenant whose indexer was never read is IndexerLagging Unknown', async () => {
+    const kube = fakeKube([marketIndexer('demo') as never]);
+    await setup(kube, () => undefined).reconciler.reconcile('demo');
+    expect(kube.find('MarketIndexer', undefined, 'demo')!.status).toMatchObject({ indexer: {}, conditions: expect.arrayContaining([expect.objectContaining({ type: 'IndexerLagging', status: 'Unknown', reason: 'StatusUnavailable' })]) });
   });
 
   it('after a refusal in the tenant namespace, binds there again on the next reconcile', async () => {

@@ -2,6 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { marketIndexerCrd, type MarketIndexer } from '../../cdk8s/lib/crd';
 import { KitInputError } from '../../cdk8s/lib/resolve';
+import { KubeConfig } from '@kubernetes/client-node';
+import { MARKET_INDEXER } from '../../cdk8s/lib/kinds';
+import { createKubeClient } from '../../operator/kube/client';
 import { renderTenant } from '../../operator/render';
 import { compileCrdSchema } from '../../local/kube-apiserver/crd-schema';
 import { nextConditions, transitions } from '../../operator/conditions';
@@ -82,6 +85,34 @@ describe('operator conditions', () => {
     const flipped = nextConditions(same, [{ type: 'Ready', status: 'True', reason: 'Available', message: 'ok' }], 2, 'T3');
     expect(flipped[0]!.lastTransitionTime).toBe('T3');
     expect(transitions(same, flipped).map((c) => c.status)).toEqual(['True']);
+  });
+});
+
+describe('operator API client', () => {
+  // client-node's request options come with a new Agent each time: a connection (in a cluster, a
+  // TLS handshake) per request, unless the client keeps its own.
+  it('sends its requests over kept-alive connections, not one connection each', async () => {
+    let connections = 0;
+    const server = http.createServer((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"items":[],"metadata":{"resourceVersion":"1"}}'));
+    server.on('connection', () => void (connections += 1));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const kube = createKubeClient(kc, { platformNamespace: 'market-indexer-system' });
+    try {
+      for (let i = 0; i < 20; i++) expect(await kube.list(MARKET_INDEXER)).toEqual({ items: [], metadata: { resourceVersion: '1' } });
+      expect(connections).toBe(1);
+      await Promise.all(Array.from({ length: 8 }, () => kube.list(MARKET_INDEXER)));
+      expect(connections).toBeLessThanOrEqual(8);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 
