@@ -59,6 +59,37 @@ export function readCommandLine<T extends HelpConfig>(config: T, usage: string, 
   return { kind: 'run', parsed, command };
 }
 
+/** Where a command run as a function writes (its tests call it without a process). */
+export interface CliOutput {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+/**
+ * A command line that does not run, for commands run as functions: the usage to `out` (exit 0),
+ * or the usage error to `err` (exit 2).
+ */
+export function notRunExitCode(line: { kind: 'help' | 'usage-error'; text: string }, io: CliOutput): 0 | 2 {
+  switch (line.kind) {
+    case 'help':
+      io.out(line.text);
+      return 0;
+    case 'usage-error':
+      io.err(line.text);
+      return 2;
+    default: {
+      const never: never = line.kind;
+      throw new Error(`unknown command line kind ${String(never)}`);
+    }
+  }
+}
+
+/** A usage error found after parsing, for commands run as functions: the line and the usage to `err`, exit 2. */
+export function usageErrorCode(line: string, usage: string, io: CliOutput): 2 {
+  io.err(`${line}\n${usage}\n`);
+  return 2;
+}
+
 /** A usage error found after parsing: the line, the usage, exit 2. */
 export function usageExit(line: string, usage: string): never {
   process.stderr.write(`${line}\n${usage}\n`);

@@ -1,6 +1,6 @@
-import { readCommandLine } from '../core/cli';
+import { notRunExitCode, readCommandLine, usageErrorCode, type CliOutput } from '../core/cli';
 import { ApiKeyError, type ApiKeyStore } from '../core/api-keys';
-import { TENANT_PATTERN } from '../core/config/settings';
+import { tenantIdProblem } from '../core/config/settings';
 import { API_PLANS, PLAN_NAMES } from '../core/plans';
 
 export const KEYS_USAGE = `usage: npm run keys -- <command> --tenant <tenant> [options]   (DATABASE_URL: the tenant's database)
@@ -33,7 +33,8 @@ export function parseKeysCommand(argv: string[]): KeysCommand | { kind: 'help' |
   const command = line.command as KeysCommand['command'];
   const tenant = values.tenant;
   if (!tenant) return fail('--tenant is required');
-  if (!TENANT_PATTERN.test(tenant)) return fail(`--tenant "${tenant}" is not a tenant id (lowercase DNS label of at most 40 characters)`);
+  const problem = tenantIdProblem(tenant);
+  if (problem) return fail(`--tenant ${problem}`);
   if (command === 'create' && !values.plan) return fail('--plan is required');
   if (command === 'revoke' && !values.id) return fail('--id is required (the key id `list` shows)');
   return { kind: 'run', command, tenant, values };
@@ -43,23 +44,11 @@ export function parseKeysCommand(argv: string[]): KeysCommand | { kind: 'help' |
  * `npm run keys` (D-153): the operator's command for a tenant's API keys. Returns the exit
  * code; writes the key to `out` once, on create, and nowhere else (no logger is involved).
  */
-export async function runKeysCli(argv: string[], deps: { store: () => ApiKeyStore; out: (s: string) => void; err: (s: string) => void }): Promise<number> {
+export async function runKeysCli(argv: string[], deps: CliOutput & { store: () => ApiKeyStore }): Promise<number> {
   const parsed = parseKeysCommand(argv);
-  switch (parsed.kind) {
-    case 'help':
-      deps.out(parsed.text);
-      return 0;
-    case 'usage-error':
-      deps.err(parsed.text);
-      return 2;
-    case 'run':
-      break;
-  }
+  if (parsed.kind !== 'run') return notRunExitCode(parsed, deps);
   const { command, tenant, values } = parsed;
-  const fail = (line: string) => {
-    deps.err(`${line}\n${KEYS_USAGE}\n`);
-    return 2;
-  };
+  const fail = (line: string) => usageErrorCode(line, KEYS_USAGE, deps);
   const store = deps.store();
   try {
     if (command === 'create') {

@@ -3,20 +3,15 @@ import { createApiKeyStore } from '../core/api-keys';
 import { loadConfigOrExit } from '../core/config';
 import { createDatabase } from '../core/db';
 import { migrate } from '../core/db/migrate';
+import { notRunExitCode } from '../core/cli';
 import { parseKeysCommand, runKeysCli } from './keys-cli';
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   // The whole command line is checked before the database is touched.
+  const io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
   const parsed = parseKeysCommand(argv);
-  if (parsed.kind === 'help') {
-    process.stdout.write(parsed.text);
-    return 0;
-  }
-  if (parsed.kind === 'usage-error') {
-    process.stderr.write(parsed.text);
-    return 2;
-  }
+  if (parsed.kind !== 'run') return notRunExitCode(parsed, io);
   const config = loadConfigOrExit({ ...process.env, LOG_LEVEL: 'silent' });
   if (!config.databaseUrl) {
     process.stderr.write('npm run keys needs DATABASE_URL (the tenant\'s database)\n');
@@ -26,9 +21,8 @@ async function main(): Promise<number> {
   const database = createDatabase({ url: config.databaseUrl, poolMax: 1, applicationName: 'market-indexer-keys' });
   try {
     return await runKeysCli(argv, {
+      ...io,
       store: () => createApiKeyStore(database.db),
-      out: (s) => process.stdout.write(s),
-      err: (s) => process.stderr.write(s),
     });
   } finally {
     await database.close();

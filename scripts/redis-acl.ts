@@ -2,9 +2,9 @@
 // connect as (D-193, D-231), for a Redis the kit does not run (staging, prod): the ACL lines on
 // stdout, to pipe into `redis-cli` as an admin of that Redis; the passwords and the REDIS_URL
 // each tenant's Secret must hold on stderr.
-import { readCommandLine } from '../core/cli';
+import { notRunExitCode, readCommandLine, usageErrorCode, type CliOutput } from '../core/cli';
 import { tenantAclUser } from '../core/redis/acl';
-import { TENANT_PATTERN } from '../core/config/settings';
+import { tenantIdProblem } from '../core/config/settings';
 import { newAclPassword, sha256Hex, tenantAclCommand, tenantAclFileLine } from '../cdk8s/lib/redis-users';
 
 export const REDIS_ACL_USAGE = `usage: npm run -s redis-acl -- --tenant <tenant> [--tenant <tenant>…] [--cluster] [--acl-file] [--password <password>]
@@ -17,7 +17,7 @@ export const REDIS_ACL_USAGE = `usage: npm run -s redis-acl -- --tenant <tenant>
   INFO); ACLs are per node, so run the lines on every node.`;
 
 /** The command; returns the exit code. */
-export function runRedisAclCli(argv: string[], deps: { out: (s: string) => void; err: (s: string) => void; newPassword?: () => string }): number {
+export function runRedisAclCli(argv: string[], deps: CliOutput & { newPassword?: () => string }): number {
   const cli = readCommandLine(
     {
       args: argv,
@@ -26,25 +26,13 @@ export function runRedisAclCli(argv: string[], deps: { out: (s: string) => void;
     },
     REDIS_ACL_USAGE,
   );
-  switch (cli.kind) {
-    case 'help':
-      deps.out(cli.text);
-      return 0;
-    case 'usage-error':
-      deps.err(cli.text);
-      return 2;
-    case 'run':
-      break;
-  }
+  if (cli.kind !== 'run') return notRunExitCode(cli, deps);
   const { values } = cli.parsed;
-  const fail = (line: string) => {
-    deps.err(`${line}\n${REDIS_ACL_USAGE}\n`);
-    return 2;
-  };
+  const fail = (line: string) => usageErrorCode(line, REDIS_ACL_USAGE, deps);
   const tenants = values.tenant ?? [];
   if (!tenants.length) return fail('--tenant is required');
-  const bad = tenants.find((t) => !TENANT_PATTERN.test(t));
-  if (bad !== undefined) return fail(`--tenant "${bad}" is not a tenant id (lowercase DNS label of at most 40 characters)`);
+  const problem = tenants.map(tenantIdProblem).find((p) => p !== undefined);
+  if (problem) return fail(`--tenant ${problem}`);
   if (values.password !== undefined && tenants.length > 1) return fail('--password gives one tenant\'s password: name one --tenant');
   // In an ACL rule and a URL without escaping: a password the kit makes is hex.
   if (values.password !== undefined && !/^[A-Za-z0-9._~-]{16,}$/.test(values.password)) {

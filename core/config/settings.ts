@@ -25,7 +25,7 @@ import { TELEMETRY_SETTINGS } from './settings/telemetry';
 import { WRITER_SETTINGS } from './settings/writer';
 import { WS_SETTINGS } from './settings/ws';
 
-export { API_VARIANTS, TENANT_PATTERN, type ApiVariant } from './settings/identity';
+export { API_VARIANTS, TENANT_PATTERN, tenantIdProblem, type ApiVariant } from './settings/identity';
 export type { JsonSchema, SettingSpec } from './settings/kinds';
 export { DEFAULT_INDEXER_CACHE_ROWS } from './settings/listen';
 export { SOURCE_TYPES, type ProcessName, type Requirement, type SourceType } from './settings/readers';

@@ -69,8 +69,23 @@ function computeBudget(limit: number, microLamports: bigint): Instruction[] {
   return out;
 }
 
-const roleOf = (a: ResolvedAccount): AccountRole =>
+/** An account's role in a compiled message: whether it signs, whether it is written. */
+export const accountRole = (a: Pick<ResolvedAccount, 'signer' | 'writable'>): AccountRole =>
   a.signer ? (a.writable ? AccountRole.WRITABLE_SIGNER : AccountRole.READONLY_SIGNER) : a.writable ? AccountRole.WRITABLE : AccountRole.READONLY;
+
+/**
+ * A v0 wire transaction (base64, as `sendTransaction` takes it) of these instructions in this
+ * order, `feePayer` its first signer and `recent` its lifetime; every signature slot zeroed.
+ */
+export function compileWireTransaction(feePayer: string, recent: RecentBlockhash, instructions: Instruction[]): string {
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(address(feePayer), m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: toBlockhash(recent.blockhash), lastValidBlockHeight: recent.lastValidBlockHeight }, m),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+  );
+  return getBase64EncodedWireTransaction(compileTransaction(message));
+}
 
 /**
  * An unsigned v0 transaction: compute budget first, then the program's instruction with the
@@ -83,18 +98,11 @@ export async function buildProgramTransaction<N extends InstructionName>(b: Buil
   if (signers.length !== 1 || signers[0]!.address !== b.signer) throw new Error(`${b.name}: the signer account must be the requesting wallet`);
   const ix: Instruction = {
     programAddress: address(b.programId),
-    accounts: accounts.map((a) => ({ address: address(a.address), role: roleOf(a) })),
+    accounts: accounts.map((a) => ({ address: address(a.address), role: accountRole(a) })),
     data: encodeInstructionData(b.name, b.args),
   };
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(address(b.signer), m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: toBlockhash(b.recent.blockhash), lastValidBlockHeight: b.recent.lastValidBlockHeight }, m),
-    (m) => appendTransactionMessageInstructions([...computeBudget(COMPUTE_UNIT_LIMITS[b.name], b.microLamportsPerCu ?? 0n), ix], m),
-  );
-  const tx = compileTransaction(message);
   return {
-    transaction: getBase64EncodedWireTransaction(tx),
+    transaction: compileWireTransaction(b.signer, b.recent, [...computeBudget(COMPUTE_UNIT_LIMITS[b.name], b.microLamportsPerCu ?? 0n), ix]),
     blockhash: b.recent.blockhash,
     lastValidBlockHeight: b.recent.lastValidBlockHeight.toString(),
     accounts: Object.fromEntries(accounts.map((a) => [a.name, a.address])),

@@ -1,12 +1,10 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { SETTINGS } from '../../core/config/settings';
 import { migrate } from '../../core/db/migrate';
-import { openChainNode } from '../../simulator/node';
 import { tableDigests } from '../../test/support/tables';
+import { openFreshChain } from './fresh-chain';
 import { build, dropDatabase, freshDatabase, pct, REDIS_URL, ROOT, spawnImage } from './support';
 
 const FREEZES = Number(process.env.BENCH_FREEZES ?? 10);
@@ -56,9 +54,7 @@ interface Freeze {
 export async function run(): Promise<void> {
   build();
   const load0 = execFileSync('uptime').toString().trim();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'failover-chain-'));
-  writeFileSync(path.join(dataDir, 'simulation.json'), JSON.stringify({ seed: 11, epochSeconds: EPOCH_SECONDS, feeds: 1, startTime: Math.floor(Date.now() / 1000) - 1 }));
-  const chain = openChainNode({ programId: PROGRAM_ID, dataDir });
+  const { chain, close: closeChain } = openFreshChain({ name: 'failover', programId: PROGRAM_ID, seed: 11, epochSeconds: EPOCH_SECONDS });
   const endpoints = await chain.rpc.listen(0);
   const stopChain = chain.runRealtime();
   const entry = BASE_INDEXER ? path.relative(ROOT, path.resolve(BASE_INDEXER)) : undefined;
@@ -150,8 +146,7 @@ export async function run(): Promise<void> {
     }
     stopChain();
     await pg.end().catch(() => {});
-    await chain.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await closeChain();
     await dropDatabase(name);
     await dropDatabase(refName);
   }

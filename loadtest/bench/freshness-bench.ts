@@ -1,6 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { SETTINGS } from '../../core/config/settings';
@@ -8,7 +6,8 @@ import { migrate } from '../../core/db/migrate';
 import { createRedis, redisReady } from '../../core/redis/client';
 import { createKeys } from '../../core/redis/keys';
 import { parseEnvelope } from '../../core/redis/updates';
-import { openChainNode } from '../../simulator/node';
+import type { ChainNode } from '../../simulator/node';
+import { openFreshChain } from './fresh-chain';
 import { freshnessReport, type PhaseResult, type Sample } from './freshness-report';
 import { nowMs, startLatencyProxy, type LatencyProxy } from './rpc-latency-proxy';
 import { build, cpuSeconds, dropDatabase, freshDatabase, REDIS_URL, ROOT, spawnImage } from './support';
@@ -57,7 +56,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * the proxy) and the API, CLIENTS /ws clients on the market's channel; once the indexer has
  * caught up with the chain, SECONDS of recording, then the samples.
  */
-async function phase(label: string, indexerFile: string | undefined, n: number, chain: ReturnType<typeof openChainNode>, proxy: LatencyProxy, seen: Seen): Promise<PhaseResult> {
+async function phase(label: string, indexerFile: string | undefined, n: number, chain: ChainNode, proxy: LatencyProxy, seen: Seen): Promise<PhaseResult> {
   const name = `bench_freshness_${process.pid}_${n}`;
   const tenant = `bench-freshness-${process.pid}-${n}`;
   const databaseUrl = await freshDatabase(name);
@@ -205,11 +204,7 @@ async function removeKeys(prefix: string): Promise<void> {
 export async function run(): Promise<void> {
   build();
   const load0 = execFileSync('uptime').toString().trim();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'freshness-chain-'));
-  // A genesis a second ago: the chain has (almost) no history to backfill, and its one market
-  // per epoch trades for the whole run.
-  writeFileSync(path.join(dataDir, 'simulation.json'), JSON.stringify({ seed: 7, epochSeconds: EPOCH_SECONDS, feeds: 1, startTime: Math.floor(Date.now() / 1000) - 1 }));
-  const chain = openChainNode({ programId: PROGRAM_ID, dataDir });
+  const { chain, close: closeChain } = openFreshChain({ name: 'freshness', programId: PROGRAM_ID, seed: 7, epochSeconds: EPOCH_SECONDS });
   const seen: Seen = { produced: new Map(), commits: [], published: [] };
   const record = chain.rpc.record;
   chain.rpc.record = (block) => {
@@ -231,8 +226,7 @@ export async function run(): Promise<void> {
   } finally {
     stop();
     await proxy.close();
-    await chain.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await closeChain();
   }
   const load1 = execFileSync('uptime').toString().trim();
   process.stdout.write(freshnessReport(results, { clients: CLIENTS, seconds: SECONDS, latencyMs: LATENCY_MS, loadBefore: load0, loadAfter: load1 }));

@@ -4,24 +4,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  AccountRole,
-  address,
-  appendTransactionMessageInstructions,
-  blockhash,
-  compileTransaction,
-  createTransactionMessage,
-  getBase64EncodedWireTransaction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-  type Instruction,
-} from '@solana/kit';
+import { AccountRole, address, type Instruction } from '@solana/kit';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import { COMPUTE_BUDGET_PROGRAM, SYSTEM_PROGRAM } from '../../core/events/builder';
 import { IDL } from '../../core/events';
-import { buildProgramTransaction, decodeWireTransaction } from '../../core/tx';
+import { buildProgramTransaction, compileWireTransaction, decodeWireTransaction } from '../../core/tx';
 import { checkBuiltTransaction, expectedFor, plainHttpBeyondLoopback, TransactionRefused } from '../../local/wallet/check-tx';
 import { createWalletClient, walletKeyFromBytes } from '../../local/wallet/client';
 import { ROOT } from '../support/processes';
@@ -35,15 +23,7 @@ const key = () => {
 const [market, mint, creator, thief] = [key().address, key().address, key().address, key().address] as const;
 
 /** A transaction of raw instructions, fee payer first (what a hostile API may answer). */
-function rawTransaction(feePayer: string, instructions: Instruction[]): string {
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(address(feePayer), m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: blockhash(RECENT.blockhash), lastValidBlockHeight: RECENT.lastValidBlockHeight }, m),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  );
-  return getBase64EncodedWireTransaction(compileTransaction(message));
-}
+const rawTransaction = (feePayer: string, instructions: Instruction[]): string => compileWireTransaction(feePayer, RECENT, instructions);
 
 /** System Program Transfer (instruction 2) of `lamports` from `from` to `to`. */
 const transfer = (from: string, to: string, lamports: bigint): Instruction => {

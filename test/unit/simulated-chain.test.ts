@@ -1,18 +1,7 @@
-import {
-  AccountRole,
-  address,
-  appendTransactionMessageInstructions,
-  blockhash,
-  compileTransaction,
-  createTransactionMessage,
-  getBase64EncodedWireTransaction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from '@solana/kit';
+import { address } from '@solana/kit';
 import bs58 from 'bs58';
 import { COMPUTE_BUDGET_PROGRAM, IDL, parseTransaction, type RawTransaction } from '../../core/events';
-import { decodeInstructionData, INSTRUCTION_NAMES } from '../../core/tx';
+import { accountRole, compileWireTransaction, decodeInstructionData, INSTRUCTION_NAMES } from '../../core/tx';
 import { encodeBase58 } from '../../simulator/chain/base58';
 import { Chain, type SlotContext } from '../../simulator/chain/chain';
 import { RpcSubmitError } from '../../simulator/chain/preflight';
@@ -48,17 +37,11 @@ const unsigned = (chain: Chain, data: number[], payer = 'Payer111111111111111111
 function wire(sim: MarketSimulator, key: { address: string; secretKey: Uint8Array }, tx: ReturnType<typeof programTransaction>): string {
   const ix = tx.instructions.map((i) => ({
     programAddress: address(i.programId),
-    accounts: i.accounts.map((a) => ({ address: address(a.address), role: a.signer ? (a.writable ? AccountRole.WRITABLE_SIGNER : AccountRole.READONLY_SIGNER) : a.writable ? AccountRole.WRITABLE : AccountRole.READONLY })),
+    accounts: i.accounts.map((a) => ({ address: address(a.address), role: accountRole(a) })),
     data: i.data,
   }));
   const r = sim.latestBlockhash();
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(address(key.address), m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: blockhash(r.blockhash), lastValidBlockHeight: BigInt(r.lastValidBlockHeight) }, m),
-    (m) => appendTransactionMessageInstructions(ix, m),
-  );
-  return signWireTransaction(getBase64EncodedWireTransaction(compileTransaction(message)), key.secretKey);
+  return signWireTransaction(compileWireTransaction(key.address, { blockhash: r.blockhash, lastValidBlockHeight: BigInt(r.lastValidBlockHeight) }, ix), key.secretKey);
 }
 
 describe('the chain knows programs only by their interface', () => {

@@ -11,7 +11,11 @@ export const API_VARIANTS = ['v1', 'legacy'] as const;
 export type ApiVariant = (typeof API_VARIANTS)[number];
 
 export const TENANT_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
+const TENANT_RULE = 'lowercase DNS label of at most 40 characters';
 const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/** Why `value` is not a tenant id, for an error line that names where it came from; undefined when it is one. */
+export const tenantIdProblem = (value: string): string | undefined => (TENANT_PATTERN.test(value) ? undefined : `"${value}" is not a tenant id (${TENANT_RULE})`);
 
 export const IDENTITY_SETTINGS = {
   NODE_ENV: oneOf(['development', 'production', 'test'] as const, {
@@ -25,7 +29,7 @@ export const IDENTITY_SETTINGS = {
     ruleText: '`fatal` … `trace`, `silent`',
     description: 'pino log level; logs are JSON lines on stdout',
   }),
-  TENANT_ID: text(TENANT_PATTERN, 'lowercase DNS label of at most 40 characters', {
+  TENANT_ID: text(TENANT_PATTERN, TENANT_RULE, {
     default: 'default',
     readBy: [...BOTH, 'chain'],
     description: 'tenant; every Redis key and channel lives under `t:{TENANT_ID}:`',
