@@ -6,7 +6,8 @@ import { createDatabase } from '../core/db';
 import { createRpcChain, type ChainAccess } from '../core/tx';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
-import { createRedis, redisReady, type Redis } from '../core/redis/client';
+import { createRedis, type Redis } from '../core/redis/client';
+import { databaseProblem, redisProblem, unreachableLine } from '../core/store-reach';
 import { checkRedisRequirements } from '../core/redis/requirements';
 import { createApiKeyStore } from '../core/api-keys';
 import { createKeys } from '../core/redis/keys';
@@ -150,6 +151,10 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
       statementTimeoutMs: config.requestTimeoutMs,
     });
     shutdown.add('database', () => database.close());
+    // Without its database a replica keeps running, not ready (D-101): say which setting
+    // points where, before "api listening", rather than only failing requests later.
+    const dbProblem = await databaseProblem(config.databaseUrl);
+    if (dbProblem) logger.error({ setting: 'DATABASE_URL' }, `${unreachableLine('DATABASE_URL', config.databaseUrl, dbProblem)}; /ready answers 503 until it answers`);
     let redis: Redis | undefined;
     if (config.redisUrl) {
       // Every request consumes its rate limit in Redis: auto-pipelining sends the commands of
@@ -169,7 +174,8 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
       });
       // Until Redis answers, limits fall back to per-process counting: start serving after it
       // is ready so a fresh replica does not begin with a private quota.
-      await redisReady(r, 5_000).catch(() => logger.warn('Redis is not ready: serving with per-process limits until it is'));
+      const redisDown = await redisProblem(r, 5_000);
+      if (redisDown) logger.warn({ setting: 'REDIS_URL' }, `${unreachableLine('REDIS_URL', config.redisUrl, redisDown)}; serving with per-process limits until it answers`);
     } else {
       logger.warn('REDIS_URL is not set: nonces, rate limits and WebSocket limits are per process, and no indexer updates reach /ws');
     }

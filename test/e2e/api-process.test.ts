@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ROOT } from '../support/processes';
 import { createTestDatabase } from '../support/pg';
 import { rawGet } from '../support/raw-http';
+import { waitFor } from '../support/tables';
 import { TEST_REDIS_URL, testTenant } from '../support/redis';
 
 /** The API entry point with stdout (its JSON log) kept. */
@@ -30,9 +31,11 @@ function apiWithLog(env: Record<string, string>) {
 describe('API process (real child process)', () => {
   it('on SIGTERM finishes the in-flight request, refuses new connections and exits 0', async () => {
     // A "database" that accepts connections and never answers keeps the request in flight.
+    // Connections after "listening" only: the start check's own connection comes before.
     let reached!: () => void;
+    let listening = false;
     const inHandler = new Promise<void>((r) => (reached = r));
-    const hang = net.createServer(() => reached());
+    const hang = net.createServer(() => listening && reached());
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
     const child = fork(path.join(ROOT, 'server/main.ts'), [], {
       cwd: ROOT,
@@ -52,6 +55,7 @@ describe('API process (real child process)', () => {
         child.on('message', (m: { type?: string; port?: number }) => m?.type === 'listening' && resolve(m.port!));
         child.once('exit', (c) => reject(new Error(`exited ${c}`)));
       });
+      listening = true;
       const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       const inflight = fetch(`http://127.0.0.1:${port}/api/v1/markets/current`);
       await inHandler; // the handler is querying the (hung) database: the request is in flight
@@ -117,6 +121,33 @@ describe('API process (real child process)', () => {
       }
     } finally {
       held.close();
+    }
+  }, 30_000);
+
+  it('names DATABASE_URL and REDIS_URL with their hosts, never their passwords, when they cannot be reached at start; stays up, not ready', async () => {
+    const api = apiWithLog({
+      API_PORT: '0',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: 'postgres://app:db-secret@127.0.0.1:1/none',
+      REDIS_URL: 'redis://:redis-secret@127.0.0.1:1',
+    });
+    try {
+      const port = await api.port;
+      // The log reaches the pipe on its own schedule: wait for the line the IPC message follows.
+      await waitFor('"api listening" in the log', async () => api.stdout().includes('"msg":"api listening"'));
+      const lines = () => api.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; msg: string; setting?: string });
+      const msgs = lines().map((l) => l.msg);
+      // Said before it listens, in one line naming the setting and where it points.
+      const db = msgs.findIndex((m) => m.startsWith('DATABASE_URL (127.0.0.1:1) cannot be reached: connect ECONNREFUSED 127.0.0.1:1; /ready answers 503'));
+      expect(db).toBeGreaterThanOrEqual(0);
+      expect(db).toBeLessThan(msgs.indexOf('api listening'));
+      expect(lines()[db]).toMatchObject({ level: 'error', setting: 'DATABASE_URL' });
+      expect(msgs.find((m) => m.startsWith('REDIS_URL (127.0.0.1:1) cannot be reached: connect ECONNREFUSED 127.0.0.1:1; serving with per-process limits'))).toBeDefined();
+      expect((await rawGet(port, '/ready')).status).toBe(503);
+      expect(`${api.stdout()}${api.stderr()}`).not.toMatch(/db-secret|redis-secret/);
+    } finally {
+      api.child.kill('SIGTERM');
+      await api.exited;
     }
   }, 30_000);
 
