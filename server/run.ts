@@ -22,6 +22,7 @@ import { observeIndexerLag } from './observed-lag';
 import type { SignatureVerifier } from './auth/verify';
 import { answerClientErrors } from './http/client-error';
 import { createApiStores, createLiveStores, type LiveStores } from './stores';
+import { createKnownMarkets, marketsIn } from './ws/known-markets';
 import { attachWebSocketServer, DEFAULT_WS_OPTIONS, type WsServer } from './ws/server';
 
 /**
@@ -117,6 +118,7 @@ export async function startApiServer(opts: {
     authFailures: stores.limits.authFailures,
     verifySignature: opts.verifySignature,
     leases: live.leases,
+    knownMarket: createKnownMarkets(marketsIn(opts.db)),
     trust: app.get('trust proxy fn'),
     plans,
     errorBody: presentation.errorBody,
