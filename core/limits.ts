@@ -23,6 +23,11 @@ export const WS_LIMITS = {
    * included) after which a connection is closed with 1008.
    */
   maxAuthFailures: 10,
+  /**
+   * D-352: subscriptions to markets the store does not have after which a connection is closed
+   * with 1008 (each one not remembered costs a lookup).
+   */
+  maxUnknownMarkets: 10,
 } as const;
 
 /** Spec 8 rate-limit tiers (D-43); the values of the `tier` label. */

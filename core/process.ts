@@ -6,7 +6,7 @@ import type { Tracing } from './telemetry/tracing';
 
 /** The Common object of a process, with SIGTERM/SIGINT wired to its shutdown. */
 export function createCommon(config: Config, service: MetricService, tracing?: Tracing): Common {
-  const logger = createLogger({ level: config.logLevel, service, tenant: config.tenantId });
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat, service, tenant: config.tenantId });
   const metrics = createMetrics({ defaultLabels: { [METRIC_LABELS.service]: service, [METRIC_LABELS.tenant]: config.tenantId } });
   const shutdown = createShutdown(logger);
   if (tracing) shutdown.add('tracing', () => tracing.shutdown());

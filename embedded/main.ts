@@ -28,7 +28,7 @@ const { values } = parseArgsOrExit(
   },
   USAGE,
 );
-// A newcomer's terminal shows the banner, not JSON logs, unless LOG_LEVEL asks for them.
+// A newcomer's terminal shows the banner, not logs, unless LOG_LEVEL asks for them.
 const config = loadConfigOrExit({
   ...process.env,
   LOG_LEVEL: process.env.LOG_LEVEL || 'warn',

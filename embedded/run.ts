@@ -36,7 +36,7 @@ function banner(port: number, rpc: string, rpcScope: string, dataDir: string, si
       : [
           `  curl ${base}/api/v1/markets/current`,
           `  curl '${base}/api/v1/markets?limit=5'`,
-          `  npm run tail -- --port ${port} orderbook:<marketId from the first command>`,
+          `  npm run tail -- --port ${port} orderbook:current market:current     (the current market's live updates; a channel names a market by its marketId field)`,
           `  npm run wallet -- trade --api ${base} --rpc ${rpc}     (a wallet's order through /tx, signed, sent, indexed)`,
         ];
   return [

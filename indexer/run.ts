@@ -8,7 +8,8 @@ import { indexerPoolApplicationName } from '../core/indexer-admin';
 import { createCommon, exitWith, requireAllowed, requireSettings } from '../core/process';
 import { createMemoryBus } from '../core/redis/bus';
 import { createMemoryUpdateLog, createRedisUpdateLog, type UpdateLog } from '../core/redis/updates';
-import { createRedis, redisReady } from '../core/redis/client';
+import { createRedis } from '../core/redis/client';
+import { databaseProblem, redisProblem, unreachableLine } from '../core/store-reach';
 import { createKeys } from '../core/redis/keys';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createIndexerHttp } from './http';
@@ -41,6 +42,13 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
   if (!databaseUrl) exitWith('the indexer process needs DATABASE_URL (postgres://user@host:5432/dbname)');
   if (!config.redisUrl) requireAllowed(config, 'the indexer in production needs REDIS_URL (its updates would reach no API replica)');
   requireSettings(config, process.env, 'indexer', opts.source);
+  // A database that does not answer at start is named in one line, not a stack trace; the
+  // process exits and its supervisor starts it again (D-110), printing the line each time.
+  const dbProblem = await databaseProblem(databaseUrl);
+  if (dbProblem) {
+    await shutdown.run('failure');
+    exitWith(`the indexer cannot start: ${unreachableLine('DATABASE_URL', databaseUrl, dbProblem)}`);
+  }
   try {
     const { applied } = await migrate({ databaseUrl });
     if (applied.length) logger.info({ applied }, 'migrations applied');
@@ -59,7 +67,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
       updates = createRedisUpdateLog({ redis, keys: createKeys(config.tenantId) });
       shutdown.add('redis', async () => redis.disconnect());
       // Publishing fails fast while Redis is unreachable; do not start with a guaranteed gap.
-      await redisReady(redis, 5_000).catch(() => logger.warn('Redis is not ready: live updates are lost until it is'));
+      const redisDown = await redisProblem(redis, 5_000);
+      if (redisDown) logger.warn({ setting: 'REDIS_URL' }, `${unreachableLine('REDIS_URL', config.redisUrl, redisDown)}; live updates are lost until it answers`);
     } else {
       logger.warn('REDIS_URL is not set: live updates stay inside this process');
       updates = createMemoryUpdateLog({ bus: createMemoryBus() });

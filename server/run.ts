@@ -7,7 +7,8 @@ import { followLiveSchema } from '../core/db/live-projection';
 import { createRpcChain, type ChainAccess } from '../core/tx';
 import { createCommon } from '../core/process';
 import type { Tracing } from '../core/telemetry/tracing';
-import { createRedis, redisReady, type Redis } from '../core/redis/client';
+import { createRedis, type Redis } from '../core/redis/client';
+import { databaseProblem, redisProblem, unreachableLine } from '../core/store-reach';
 import { checkRedisRequirements } from '../core/redis/requirements';
 import { createApiKeyStore } from '../core/api-keys';
 import { createKeys } from '../core/redis/keys';
@@ -22,6 +23,7 @@ import { observeIndexerLag } from './observed-lag';
 import type { SignatureVerifier } from './auth/verify';
 import { answerClientErrors } from './http/client-error';
 import { createApiStores, createLiveStores, type LiveStores } from './stores';
+import { createKnownMarkets, marketsIn } from './ws/known-markets';
 import { attachWebSocketServer, DEFAULT_WS_OPTIONS, type WsServer } from './ws/server';
 
 /**
@@ -120,6 +122,7 @@ export async function startApiServer(opts: {
     authFailures: stores.limits.authFailures,
     verifySignature: opts.verifySignature,
     leases: live.leases,
+    knownMarket: createKnownMarkets(marketsIn(opts.db)),
     trust: app.get('trust proxy fn'),
     plans,
     errorBody: presentation.errorBody,
@@ -154,6 +157,10 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
       statementTimeoutMs: config.requestTimeoutMs,
     });
     shutdown.add('database', () => database.close());
+    // Without its database a replica keeps running, not ready (D-101): say which setting
+    // points where, before "api listening", rather than only failing requests later.
+    const dbProblem = await databaseProblem(config.databaseUrl);
+    if (dbProblem) logger.error({ setting: 'DATABASE_URL' }, `${unreachableLine('DATABASE_URL', config.databaseUrl, dbProblem)}; /ready answers 503 until it answers`);
     // Reads go to the schema the live-projection pointer names (D-333): public until a switch.
     const liveSchema = followLiveSchema({
       db: database.db,
@@ -184,7 +191,8 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
       });
       // Until Redis answers, limits fall back to per-process counting: start serving after it
       // is ready so a fresh replica does not begin with a private quota.
-      await redisReady(r, 5_000).catch(() => logger.warn('Redis is not ready: serving with per-process limits until it is'));
+      const redisDown = await redisProblem(r, 5_000);
+      if (redisDown) logger.warn({ setting: 'REDIS_URL' }, `${unreachableLine('REDIS_URL', config.redisUrl, redisDown)}; serving with per-process limits until it answers`);
     } else {
       logger.warn('REDIS_URL is not set: nonces, rate limits and WebSocket limits are per process, and no indexer updates reach /ws');
     }

@@ -60,7 +60,7 @@ function faultRate(value: string | undefined): number | undefined {
 }
 
 const config = loadConfigOrExit();
-const logger = createLogger({ level: config.logLevel, service: 'chain', tenant: config.tenantId });
+const logger = createLogger({ level: config.logLevel, format: config.logFormat, service: 'chain', tenant: config.tenantId });
 const dataDir = path.resolve(values['data-dir'] ?? (process.env.DATA_DIR ? config.dataDir : path.join('.data', 'chain')));
 if (values.fresh) rmSync(dataDir, { recursive: true, force: true });
 

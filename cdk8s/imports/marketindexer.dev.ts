@@ -452,11 +452,18 @@ export function toJson_MarketIndexerSpecIndexer(obj: MarketIndexerSpecIndexer | 
  */
 export interface MarketIndexerSpecSettings {
   /**
-   * pino log level; logs are JSON lines on stdout
+   * pino log level
    *
    * @schema MarketIndexerSpecSettings#LOG_LEVEL
    */
   readonly logLevel?: MarketIndexerSpecSettingsLogLevel;
+
+  /**
+   * logs on stdout: `json` lines, or `pretty` (pino-pretty) for a person; `auto` is pretty on a terminal, JSON otherwise
+   *
+   * @schema MarketIndexerSpecSettings#LOG_FORMAT
+   */
+  readonly logFormat?: MarketIndexerSpecSettingsLogFormat;
 
   /**
    * the single supported chain identifier: `chain` of auth messages, `?chain=` of `/markets`
@@ -726,6 +733,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
   if (obj === undefined) { return undefined; }
   const result = {
     'LOG_LEVEL': obj.logLevel,
+    'LOG_FORMAT': obj.logFormat,
     'CHAIN_ID': obj.chainId,
     'DATABASE_POOL_MAX': obj.databasePoolMax,
     'REDIS_COMMAND_TIMEOUT_MS': obj.redisCommandTimeoutMs,
@@ -1402,7 +1410,7 @@ export function toJson_MarketIndexerSpecIndexerResources(obj: MarketIndexerSpecI
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * pino log level; logs are JSON lines on stdout
+ * pino log level
  *
  * @schema MarketIndexerSpecSettingsLogLevel
  */
@@ -1421,6 +1429,20 @@ export enum MarketIndexerSpecSettingsLogLevel {
   TRACE = "trace",
   /** silent */
   SILENT = "silent",
+}
+
+/**
+ * logs on stdout: `json` lines, or `pretty` (pino-pretty) for a person; `auto` is pretty on a terminal, JSON otherwise
+ *
+ * @schema MarketIndexerSpecSettingsLogFormat
+ */
+export enum MarketIndexerSpecSettingsLogFormat {
+  /** auto */
+  AUTO = "auto",
+  /** json */
+  JSON = "json",
+  /** pretty */
+  PRETTY = "pretty",
 }
 
 /**

@@ -7,6 +7,7 @@ export type TrustProxy = boolean | number | string;
 export interface Config {
   nodeEnv: 'development' | 'production' | 'test';
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  logFormat: 'auto' | 'json' | 'pretty';
   tenantId: string;
   /** Which shape the API serves (D-155). */
   apiVariant: 'v1' | 'legacy';
@@ -95,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     nodeEnv: v.NODE_ENV,
     logLevel: v.LOG_LEVEL,
+    logFormat: v.LOG_FORMAT,
     tenantId: v.TENANT_ID,
     apiVariant: v.API_VARIANT,
     chainId: v.CHAIN_ID,

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import pgPromise, { type IDatabase, type IMain } from 'pg-promise';
 
 export type Db = IDatabase<unknown>;
@@ -52,22 +53,16 @@ export function createDatabase(opts: {
 /**
  * pg-pool's end() resolves once its clients are detached, before their sockets close; a
  * connection still closing can then receive a server-side termination as an unhandled error.
- * Wait for every client's 'remove' (emitted after its socket ended).
+ * So wait for each client's own 'end' (emitted once its socket closed) too: pg-pool's 'remove'
+ * is not enough, as a client whose connection attempt fails never emits it (a pool closed while
+ * its database was unreachable would wait forever).
  */
 function closePool(pool: Db['$pool']): Promise<void> {
-  const open = pool.totalCount;
   if (pool.ending) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    let removed = 0;
-    if (open === 0) {
-      pool.end().then(() => resolve(), reject);
-      return;
-    }
-    pool.on('remove', () => {
-      if (++removed >= open) resolve();
-    });
-    pool.end().catch(reject);
-  });
+  // pg-pool keeps no public list of its clients, connecting ones included.
+  const clients = (pool as unknown as { _clients: (EventEmitter & { _ended?: boolean })[] })._clients;
+  const ended = clients.filter((c) => !c._ended).map((c) => new Promise<void>((resolve) => c.once('end', () => resolve())));
+  return Promise.all([pool.end(), ...ended]).then(() => undefined);
 }
 
 /** Cheap liveness check for /health and /ready. */

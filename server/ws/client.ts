@@ -23,6 +23,8 @@ export interface Client extends HubClient {
   pending: number;
   /** Failed `positions:` authentications on this connection. */
   authFailures: number;
+  /** Subscriptions refused because their market is unknown (D-352). */
+  unknownMarkets: number;
   queue: Promise<void>;
   closed: boolean;
 }

@@ -19,6 +19,7 @@ export const WS_REFUSAL_REASONS = [
   'message_too_big',
   'max_subscriptions',
   'auth_failures',
+  'unknown_markets',
   'invalid_api_key',
   'key_revoked',
 ] as const;

@@ -27,6 +27,7 @@ export const WS_ERRORS = {
   invalidResumeFrom: 'Invalid resumeFrom: must be a non-negative integer',
   unavailable: 'Subscription failed: service temporarily unavailable',
   tooManyAuthFailures: 'Too many failed authentications from this address: try again later',
+  unknownMarket: (marketId: string) => `Unknown market: ${marketId}. A channel takes the marketId of a market GET /api/v1/markets lists`,
 } as const;
 
 export const CONNECTED_MESSAGE = 'Connected to the market stream';
@@ -34,6 +35,7 @@ export const SHUTDOWN_REASON = 'Server shutting down';
 export const BACKPRESSURE_REASON = 'Too many messages skipped: client is reading too slowly';
 export const FLOOD_REASON = 'Too many messages waiting to be processed';
 export const AUTH_FAILURES_REASON = 'Too many failed authentications';
+export const UNKNOWN_MARKETS_REASON = 'Too many subscriptions to unknown markets';
 /** The appendix variant: the connection's API key was revoked (D-190). */
 export const KEY_REVOKED_REASON = 'API key revoked';
 /**

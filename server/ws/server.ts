@@ -23,11 +23,13 @@ import { createSubscribeAuth } from './auth';
 import { closeClient, send, sendError, type Client } from './client';
 import { createFrameSender } from './frame-sender';
 import { createHub, type SubscribeOutcome } from './hub';
+import type { KnownMarket } from './known-markets';
 import type { ConnectionLeases } from './ip-leases';
 import { startLifecycle } from './lifecycle';
 import { instrumentLimits } from './limits';
 import {
   AUTH_FAILURES_REASON,
+  UNKNOWN_MARKETS_REASON,
   BACKPRESSURE_REASON,
   CLOSE,
   CONNECTED_MESSAGE,
@@ -61,13 +63,19 @@ export interface WsOptions {
   maxPendingMessages: number;
   /** Failed authentications after which a connection is closed (D-100). */
   maxAuthFailures: number;
+  /** Subscriptions to unknown markets after which a connection is closed (D-352). */
+  maxUnknownMarkets: number;
 }
+
+/** How long a subscription waits for its market lookup before it is let through (D-352). */
+const MARKET_LOOKUP_TIMEOUT_MS = 1_000;
 
 export const DEFAULT_WS_OPTIONS: Omit<WsOptions, 'pingIntervalMs' | 'maxClients'> = {
   maxBufferedBytes: WS_LIMITS.maxBufferedBytes,
   maxSkips: WS_LIMITS.maxSkips,
   maxPendingMessages: WS_LIMITS.maxPendingMessages,
   maxAuthFailures: WS_LIMITS.maxAuthFailures,
+  maxUnknownMarkets: WS_LIMITS.maxUnknownMarkets,
 };
 
 export interface WsServer {
@@ -95,6 +103,8 @@ export function attachWebSocketServer(opts: {
   /** The Ed25519 check (node:crypto by default); tests count its calls. */
   verifySignature?: SignatureVerifier;
   leases: ConnectionLeases;
+  /** Whether a `market:` / `orderbook:` key names an indexed market (cached, D-352). */
+  knownMarket: KnownMarket;
   /** The compiled `trust proxy` of the Express app, so the client IP is the one rate limits use. */
   trust: (addr: string, i: number) => boolean;
   options: WsOptions;
@@ -175,6 +185,7 @@ export function attachWebSocketServer(opts: {
       alive: true,
       pending: 0,
       authFailures: 0,
+      unknownMarkets: 0,
       queue: Promise.resolve(),
       closed: false,
       skips: 0,
@@ -264,6 +275,15 @@ export function attachWebSocketServer(opts: {
         }
         return;
       }
+    } else if (!(await marketKnown(channel))) {
+      sendError(client, WS_ERRORS.unknownMarket(channel.key));
+      // Each id not remembered costs a lookup: a connection that keeps naming unknown markets
+      // is closed, as one that keeps failing authentication is (D-352).
+      if (++client.unknownMarkets >= options.maxUnknownMarkets) {
+        refused('unknown_markets');
+        closeClient(client, CLOSE.policy, UNKNOWN_MARKETS_REASON);
+      }
+      return;
     }
     client.subscriptions.add(channel.name);
     try {
@@ -272,6 +292,23 @@ export function attachWebSocketServer(opts: {
       client.subscriptions.delete(channel.name);
       logger.warn({ err: (err as Error).message, channel: channel.name }, 'ws subscribe failed');
       sendError(client, WS_ERRORS.unavailable);
+    }
+  }
+
+  /**
+   * Unknown only when the store says so in time: a lookup that fails or takes over a second (a
+   * database away or hung) lets the subscription through, as before, rather than hold it.
+   */
+  async function marketKnown(channel: Channel): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), MARKET_LOOKUP_TIMEOUT_MS)));
+    try {
+      return await Promise.race([opts.knownMarket(channel.key), late]);
+    } catch (err) {
+      logger.debug({ err: (err as Error).message, channel: channel.name }, 'ws market lookup failed; subscribing anyway');
+      return true;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

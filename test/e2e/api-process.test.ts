@@ -35,7 +35,8 @@ describe('API process (real child process)', () => {
   it('on SIGTERM finishes the in-flight request, refuses new connections and exits 0', async () => {
     // A "database" that accepts connections and never answers keeps the request in flight. The
     // request's connection is the one the API's pool opens (its startup message names the pool's
-    // application), not the session that listens for a switch of the live schema.
+    // application), not the session that listens for a switch of the live schema, nor the start
+    // check's (market-indexer-start-check).
     let reached!: () => void;
     const inHandler = new Promise<void>((r) => (reached = r));
     const hang = net.createServer((socket) => {
@@ -152,6 +153,33 @@ describe('API process (real child process)', () => {
       }
     } finally {
       held.close();
+    }
+  }, 30_000);
+
+  it('names DATABASE_URL and REDIS_URL with their hosts, never their passwords, when they cannot be reached at start; stays up, not ready', async () => {
+    const api = apiWithLog({
+      API_PORT: '0',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: 'postgres://app:db-secret@127.0.0.1:1/none',
+      REDIS_URL: 'redis://:redis-secret@127.0.0.1:1',
+    });
+    try {
+      const port = await api.port;
+      // The log reaches the pipe on its own schedule: wait for the line the IPC message follows.
+      await waitFor('"api listening" in the log', async () => api.stdout().includes('"msg":"api listening"'));
+      const lines = () => api.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; msg: string; setting?: string });
+      const msgs = lines().map((l) => l.msg);
+      // Said before it listens, in one line naming the setting and where it points.
+      const db = msgs.findIndex((m) => m.startsWith('DATABASE_URL (127.0.0.1:1) cannot be reached: connect ECONNREFUSED 127.0.0.1:1; /ready answers 503'));
+      expect(db).toBeGreaterThanOrEqual(0);
+      expect(db).toBeLessThan(msgs.indexOf('api listening'));
+      expect(lines()[db]).toMatchObject({ level: 'error', setting: 'DATABASE_URL' });
+      expect(msgs.find((m) => m.startsWith('REDIS_URL (127.0.0.1:1) cannot be reached: connect ECONNREFUSED 127.0.0.1:1; serving with per-process limits'))).toBeDefined();
+      expect((await rawGet(port, '/ready')).status).toBe(503);
+      expect(`${api.stdout()}${api.stderr()}`).not.toMatch(/db-secret|redis-secret/);
+    } finally {
+      api.child.kill('SIGTERM');
+      await api.exited;
     }
   }, 30_000);
 

@@ -52,7 +52,8 @@ describe('dashboards and rules against a live /metrics (real processes)', () => 
       for (const p of ['/api/v1/status', '/api/v1/markets/current', '/api/v1/markets?limit=5', '/api/v1/nope']) await fetch(`${base}${p}`);
       client = await WsClient.open(`ws://127.0.0.1:${apiPort}/ws`);
       await client.next((m) => m.type === 'connected');
-      await client.request({ type: 'subscribe', channel: 'market:1' });
+      // A marketId above any created yet: it subscribes whatever the indexer has written so far (D-352).
+      await client.request({ type: 'subscribe', channel: 'market:99999999999' });
       const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       // The indexer has committed a batch with events (the events-applied series exist).
       await waitFor('indexer committed events', async () => /^service_indexer_events_applied_total\{/m.test(await scrape(indexerPort)), 60_000);

@@ -1,8 +1,9 @@
 import { WS_LIMITS } from '../../core/limits';
 import { verifyEd25519, type SignatureVerifier } from '../../server/auth/verify';
-import { AUTH_FAILURES_REASON, WS_ERRORS } from '../../server/ws/protocol';
+import { AUTH_FAILURES_REASON, UNKNOWN_MARKETS_REASON, WS_ERRORS } from '../../server/ws/protocol';
 import { testWallet } from '../support/api';
 import { apiSuite } from '../support/api-servers';
+import { insertMarkets } from '../support/markets';
 import { rawGet } from '../support/raw-http';
 import { WsClient, wsAuth } from '../support/ws';
 
@@ -73,5 +74,20 @@ describe('/ws authentication abuse (real sockets, real Redis)', () => {
       attackers.forEach((a) => a.ws.terminate());
       await s.close();
     }
+  });
+
+  it(`closes a connection with 1008 after ${WS_LIMITS.maxUnknownMarkets} subscriptions to unknown markets`, async () => {
+    // A market above the ids below: those are then below the newest, and none of them exists.
+    await insertMarkets(suite.db, [10_000_000]);
+    const s = await api({ RATE_LIMIT_MAX_REQUESTS: '1000' }, verifyEd25519);
+    const client = await WsClient.open(`ws://127.0.0.1:${s.port}/ws`, { localAddress: '127.0.0.8' });
+    await client.next((m) => m.type === 'connected');
+    // Distinct ids, so no answer comes from memory: each would be a lookup.
+    for (let i = 0; i < 60; i++) client.send({ type: 'subscribe', channel: `orderbook:${900000 + i}` });
+    expect(await client.closed).toEqual({ code: 1008, reason: UNKNOWN_MARKETS_REASON });
+    const errors = client.received.filter((m) => m.type === 'error');
+    expect(errors.map((m) => m.message)).toEqual(Array.from({ length: WS_LIMITS.maxUnknownMarkets }, (_, i) => WS_ERRORS.unknownMarket(String(900000 + i))));
+    const refusals = await s.common.metrics.wsRefusals.get();
+    expect(refusals.values.find((v) => v.labels.reason === 'unknown_markets')?.value).toBe(1);
   });
 });

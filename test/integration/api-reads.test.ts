@@ -267,7 +267,8 @@ describe('REST errors when PostgreSQL is away', () => {
   const servers = createApiServers();
   it('maps an unreachable database to 503 SERVICE_UNAVAILABLE and a hung one to 504 TIMEOUT', async () => {
     // Nothing listens on port 1; the second "database" accepts connections and never answers.
-    const hang = net.createServer(() => {});
+    const accepted = new Set<net.Socket>();
+    const hang = net.createServer((socket) => void accepted.add(socket));
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
     const down = createDatabase({ url: 'postgres://postgres@127.0.0.1:1/none', poolMax: 1 });
     const hung = createDatabase({ url: `postgres://postgres@127.0.0.1:${(hang.address() as net.AddressInfo).port}/none`, poolMax: 1 });
@@ -288,10 +289,11 @@ describe('REST errors when PostgreSQL is away', () => {
       expectError(await get(`${b}/api/v1/markets/current`), 504, 'TIMEOUT');
     } finally {
       await servers.closeAll();
-      // Not awaited: the hung pool's connection attempt only ends at its connect timeout.
-      void down.close();
-      void hung.close();
-      hang.close();
+      // The hung pool's connection ends only when its peer goes: cut it, then close both pools,
+      // so no socket outlives the suite (Jest's worker would be force-exited).
+      for (const socket of accepted) socket.destroy();
+      await new Promise((r) => hang.close(r));
+      await Promise.all([down.close(), hung.close()]);
     }
   });
 });

@@ -7,6 +7,7 @@ import { createRedisUpdateLog } from '../../core/redis/updates';
 import { startApiServer } from '../../server/run';
 import { createLiveStores } from '../../server/stores';
 import { testCommon } from '../support/common';
+import { insertMarkets } from '../support/markets';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { connectRedis, testTenant } from '../support/redis';
 import { ASYNCAPI_LEGACY_PATH, assertMatchesLegacyAsyncApi, asyncApiSchemaCheck, refusedUpgrade, WsClient } from '../support/ws';
@@ -49,6 +50,7 @@ describe('/ws in the appendix variant: plan connection limits across replicas, i
   beforeAll(async () => {
     tdb = await createTestDatabase();
     database = createDatabase({ url: tdb.url, poolMax: 4 });
+    await insertMarkets(database.db, [4242, 4243]);
     urls = [await replica(), await replica()];
   });
   afterAll(async () => {
@@ -127,6 +129,9 @@ describe('/ws in the appendix variant: plan connection limits across replicas, i
     // v1's channel names are not the variant's (D-162): no v1-only frame reaches a legacy client.
     c.send(JSON.stringify({ type: 'subscribe', channel: 'orderbook:4242' }));
     expect((await c.next((m) => m.type === 'error')).message).toBe('Invalid channel: orderbook:4242. Expected market.update with a marketId');
+    // A marketId the store has not indexed says so, as on v1 (D-352).
+    c.send({ type: 'subscribe', channel: 'market.update', marketId: 9 });
+    expect((await c.next((m) => m.type === 'error')).message).toBe('Unknown market: 9. A channel takes the marketId of a market GET /api/v1/markets lists');
     c.assertValid();
   });
 });

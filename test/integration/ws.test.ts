@@ -11,6 +11,7 @@ import { call, testWallet, walletHeaders, type Json } from '../support/api';
 import { testCommon } from '../support/common';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { connectRedis, testTenant } from '../support/redis';
+import { insertMarkets } from '../support/markets';
 import { waitFor } from '../support/tables';
 import { refusedUpgrade, WsClient, wsAuth } from '../support/ws';
 
@@ -56,6 +57,9 @@ describe('WebSocket /ws (real sockets, real Redis)', () => {
   beforeAll(async () => {
     tdb = await createTestDatabase();
     database = createDatabase({ url: tdb.url, poolMax: 4 });
+    // The markets the tests subscribe to, and one above them: a marketId below the newest that no
+    // market has is refused (D-352).
+    await insertMarkets(database.db, [...Array.from({ length: 21 }, (_, i) => i), 42, 1_000_000]);
   });
   beforeEach(() => {
     tenant = testTenant();
@@ -118,6 +122,13 @@ describe('WebSocket /ws (real sockets, real Redis)', () => {
       message: 'Invalid channel: market:abc. Expected market:{marketId}, orderbook:{marketId} or positions:{wallet}',
     });
     expect(await c.request('{"type":"subscribe","channel":"market:1","resumeFrom":-1}')).toEqual({ type: 'error', message: WS_ERRORS.invalidResumeFrom });
+    // A market the store has not indexed (a row id or an address's number is not a marketId).
+    for (const channel of ['orderbook:424242', 'market:424242']) {
+      expect(await c.request({ type: 'subscribe', channel })).toEqual({
+        type: 'error',
+        message: 'Unknown market: 424242. A channel takes the marketId of a market GET /api/v1/markets lists',
+      });
+    }
     for (let i = 0; i < 20; i++) expect((await c.request({ type: 'subscribe', channel: `market:${i}` })).type).toBe('subscribed');
     expect(await c.request({ type: 'subscribe', channel: 'market:20' })).toEqual({ type: 'error', message: 'Maximum subscriptions (20) reached' });
     // Leaving one channel frees a slot.

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { call, type Json } from '../support/api';
+import { startCommand } from '../support/doc-commands';
 import { ROOT } from '../support/processes';
 import { waitFor } from '../support/tables';
 import { assertMatchesLegacyAsyncApi, WsClient } from '../support/ws';
@@ -135,6 +136,18 @@ describe('npm start: the whole service in one process with nothing installed', (
     expect({ marketId, rest }).toEqual({ marketId: bookUpdate.channel.split(':')[1], rest: {} });
     for (const price of [bestBid, bestAsk]) expect(price === null || Number.isInteger(price)).toBe(true);
     ws.assertValid();
+
+    // The banner's tail command, run as printed: its channels name a market that delivers.
+    const tailLine = /^ {2}(npm run tail -- --port \d+ [^(]*?) {2,}\(/m.exec(s.output())!;
+    expect(tailLine).not.toBeNull();
+    const tail = startCommand(tailLine[1]!, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir() } });
+    try {
+      const update = await tail.waitForOutput(/^\{"type":"update","channel":"(?:orderbook|market):\d+".*$/m, 90_000);
+      expect(JSON.parse(update).data.marketId).toMatch(/^\d+$/);
+      expect(tail.output()).not.toContain('"type":"error"');
+    } finally {
+      await tail.stop();
+    }
 
     // The banner's wallet command, run as printed: a wallet's order through /tx, signed with
     // @solana/kit, sent to the chain's RPC, indexed into /orders, then cancelled the same way.

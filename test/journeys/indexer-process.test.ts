@@ -3,7 +3,7 @@ import { createDatabase, type Database } from '../../core/db';
 import { PROGRAM_ID, projectionDb, simulate, type ProjectionDb } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
 import { attr, exportedSpans, startCollector } from '../support/otlp';
-import { spawnIndexer } from '../support/processes';
+import { runEntry, spawnIndexer } from '../support/processes';
 import { tableDigests, waitFor } from '../support/tables';
 
 const SEED = 606;
@@ -130,6 +130,13 @@ describe('indexer processes (real PostgreSQL, SIGKILL)', () => {
       run.child.kill('SIGKILL');
       collector.close();
     }
+  });
+
+  it('stops with one clear line naming DATABASE_URL and its host (not its password) when the database cannot be reached', async () => {
+    const run = await runEntry('indexer/main.ts', [...args, '--no-progress'], { env: { PROGRAM_ID, INDEXER_PORT: '0', DATABASE_URL: 'postgres://app:db-secret@127.0.0.1:1/none' } });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe('the indexer cannot start: DATABASE_URL (127.0.0.1:1) cannot be reached: connect ECONNREFUSED 127.0.0.1:1');
+    expect(run.stdout).not.toContain('db-secret');
   });
 
   it('stops with one clear line when started without a database', async () => {

@@ -41,8 +41,16 @@ export function createApiServers() {
     /** Serves the app for `common` on `db` over its own real Redis connection, as `server/run.ts` wires it; `extra` adds or replaces createApp options. */
     async start(common: Common, db: Db, extra: Partial<AppOptions> = {}): Promise<string> {
       const redis = connectRedis();
-      const s = await serve(createApp({ common, db, ...createApiStores(common, redis), ...extra }));
-      track(async () => (await s.close(), redis.disconnect()));
+      // Tracked before the app is built: an app that refuses its settings (a test of that)
+      // must not leave its Redis connection open, or the Jest worker cannot exit.
+      let s: Awaited<ReturnType<typeof serve>> | undefined;
+      const close = track(async () => (await s?.close(), redis.disconnect()));
+      try {
+        s = await serve(createApp({ common, db, ...createApiStores(common, redis), ...extra }));
+      } catch (err) {
+        await close();
+        throw err;
+      }
       return s.url;
     },
     /** Serves the app for `common` on `db` with no Redis at all (the stores in memory, as `npm start` runs them). */
@@ -72,21 +80,31 @@ export function createApiServers() {
       const redis = createRedis(opts.redisUrl ?? TEST_REDIS_URL, { enableAutoPipelining: true, ...opts.redisOptions });
       // Its reconnections are what some suites test; the errors meanwhile are expected.
       redis.on('error', () => undefined);
-      await redisReady(redis, 5_000);
+      await redisReady(redis, 5_000).catch((err: unknown) => {
+        redis.disconnect();
+        throw err;
+      });
       const common = testCommon({ TENANT_ID: testTenant(), API_PORT: '0', API_HOST: '127.0.0.1', ...env }, { logTo: opts.logTo });
       const live = createLiveStores(common, redis);
       // Closed after the server's own hooks (last added, first run).
       common.shutdown.add('live', () => live.close());
-      const { port } = await startApiServer({
-        common,
-        db,
-        redis,
-        live,
-        busCarriesIndexer: opts.busCarriesIndexer ?? false,
-        docs: opts.docs,
-        verifySignature: opts.verifySignature,
-      });
+      // Tracked first, so a server that refuses to start still closes its stores.
       const close = track(async () => (await common.shutdown.run('test over'), redis.disconnect()));
+      let port: number;
+      try {
+        ({ port } = await startApiServer({
+          common,
+          db,
+          redis,
+          live,
+          busCarriesIndexer: opts.busCarriesIndexer ?? false,
+          docs: opts.docs,
+          verifySignature: opts.verifySignature,
+        }));
+      } catch (err) {
+        await close();
+        throw err;
+      }
       return { port, url: `http://127.0.0.1:${port}`, common, redis, close };
     },
     async closeAll(): Promise<void> {

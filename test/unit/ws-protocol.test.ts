@@ -75,7 +75,7 @@ describe('api-reference/asyncapi.yaml', () => {
     const doc = YAML.parse(readFileSync(ASYNCAPI_PATH, 'utf8'));
     const text: string = doc.components.schemas.Error.properties.message.description.replace(/\s+/g, ' ');
     for (const m of Object.values(WS_ERRORS)) {
-      const literal = typeof m === 'function' ? m('{channel}') : m;
+      const literal = typeof m !== 'function' ? m : m === WS_ERRORS.unknownMarket ? m('{marketId}') : m('{channel}');
       expect(text).toContain(literal);
     }
   });
@@ -142,7 +142,7 @@ describe('api-reference/asyncapi-legacy.yaml (the appendix variant, D-160)', () 
   it('names only real error messages and codes: WS_ERRORS literals, the variant codes of D-156, the published market fields', () => {
     const messages = String(doc.components.schemas.Error.properties.message.description).replace(/\s+/g, ' ');
     const quoted = [...messages.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).filter((q) => !/^(channel|orderbook:…|positions:…)$/.test(q));
-    const literal = (m: string | ((c: string) => string)) => (typeof m === 'function' ? m('{channel}') : m);
+    const literal = (m: string | ((c: string) => string)) => (typeof m !== 'function' ? m : m === WS_ERRORS.unknownMarket ? m('{marketId}') : m('{channel}'));
     const known = [...Object.values(WS_ERRORS), ...Object.values(LEGACY_WS_ERRORS)].map(literal);
     expect(quoted.filter((q) => !known.includes(q))).toEqual([]);
     // Every message of the variant's own is documented.

@@ -27,7 +27,13 @@ export const IDENTITY_SETTINGS = {
     default: 'info',
     readBy: EVERY_PROCESS,
     ruleText: '`fatal` … `trace`, `silent`',
-    description: 'pino log level; logs are JSON lines on stdout',
+    description: 'pino log level',
+  }),
+  LOG_FORMAT: oneOf(['auto', 'json', 'pretty'] as const, {
+    default: 'auto',
+    readBy: EVERY_PROCESS,
+    ruleText: '`auto`, `json` or `pretty`',
+    description: 'logs on stdout: `json` lines, or `pretty` (pino-pretty) for a person; `auto` is pretty on a terminal, JSON otherwise',
   }),
   TENANT_ID: text(TENANT_PATTERN, TENANT_RULE, {
     default: 'default',

@@ -2342,7 +2342,8 @@ var WS_LIMITS = {
   "maxBufferedBytes": 1048576,
   "maxSkips": 50,
   "maxPendingMessages": 64,
-  "maxAuthFailures": 10
+  "maxAuthFailures": 10,
+  "maxUnknownMarkets": 10
 };
 var WS_CLOSE = {
   "goingAway": 1001,

@@ -34,15 +34,16 @@ async function limits_ws_default(data) {
     expectThat(upgrade, `the refused upgrade answers 429 RATE_LIMITED with Retry-After`, (r) => r.status === 429 && errorCode(r) === "RATE_LIMITED" && (num(r, H.retryAfter) ?? 0) >= 1);
     const [c, big] = conns;
     if (!c || !big) throw new Error("the per-address connection limit must be at least 2 for this script");
+    const ahead = (i) => `market:${9e10 + i}`;
     const subscribed = [];
     for (let i = 1; i <= maxSubs; i++) {
-      const channel2 = `market:${i}`;
+      const channel2 = ahead(i);
       subscribed.push((await request(c, { type: "subscribe", channel: channel2 }, (m) => isError(m) || isType("subscribed", channel2)(m)))?.type === "subscribed");
     }
     expectThat(subscribed, `${maxSubs} subscriptions are accepted`, (s) => s.every(Boolean));
-    const over = await request(c, { type: "subscribe", channel: `market:${maxSubs + 1}` });
+    const over = await request(c, { type: "subscribe", channel: ahead(maxSubs + 1) });
     expectThat(over, `subscription ${maxSubs + 1} gets "${WS_ERRORS.maxSubscriptions}"`, (m) => m?.type === "error" && m.message === WS_ERRORS.maxSubscriptions);
-    const freed = await request(c, { type: "unsubscribe", channel: `market:${maxSubs}` });
+    const freed = await request(c, { type: "unsubscribe", channel: ahead(maxSubs) });
     expectThat(freed, "unsubscribe is answered with unsubscribed", (m) => m?.type === "unsubscribed");
     const w = wallet(t.runId, "ws-positions");
     const other = wallet(t.runId, "ws-other");
