@@ -18,7 +18,13 @@ const stateKey = (u: ChannelUpdate) => `${u.channel}\u0000${String(u.data.field 
  * Left out instead, they would have no seq of their own: nothing would tell a client it missed
  * them. Memory is bounded by the keys that changed while Redis was away.
  */
-export function createPublisher(opts: { updates: UpdateLog | undefined; logger: Logger; metrics: Metrics }) {
+export function createPublisher(opts: {
+  updates: UpdateLog | undefined;
+  /** The projection schema the indexer writes: its updates are sequenced under it (D-410). */
+  schema: string;
+  logger: Logger;
+  metrics: Metrics;
+}) {
   const unsent = new Map<string, ChannelUpdate>();
   let failures = 0;
   const keep = (messages: ChannelUpdate[]) => {
@@ -41,7 +47,7 @@ export function createPublisher(opts: { updates: UpdateLog | undefined; logger: 
       batch = [...unsent.values()];
     }
     try {
-      await opts.updates.append(batch, traceparent);
+      await opts.updates.append(batch, traceparent, opts.schema);
       unsent.clear();
     } catch (err) {
       if (!unsent.size) keep(messages);
