@@ -51,13 +51,15 @@ export function createIndexer(opts: {
    * API records them against the live tables).
    */
   schema?: string;
+  /** Whether committed changes are published now (always, unless given): a build publishes once switched to (D-411). */
+  publishing?: () => boolean;
 }): Indexer {
   const { common, db, source } = opts;
   const { logger, metrics, config } = common;
   const writerId = opts.instance ?? writerInstance();
   const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name, cacheRows: config.indexerCacheRows });
   // Sequenced under the schema it writes, as the API derives the keys of the schema it reads (D-410).
-  const publisher = createPublisher({ updates: opts.updates, schema: opts.schema ?? LIVE_SCHEMA, logger, metrics });
+  const publisher = createPublisher({ updates: opts.updates, schema: opts.schema ?? LIVE_SCHEMA, publishing: opts.publishing, logger, metrics });
   // Every path's counter exists from the start (a rule or a panel sees its first increase).
   for (const path of BATCH_PATHS) metrics.indexerBatches.inc({ path }, 0);
   for (const store of Object.values(STORES)) metrics.storeErrors.inc({ store }, 0);

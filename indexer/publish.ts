@@ -22,6 +22,11 @@ export function createPublisher(opts: {
   updates: UpdateLog | undefined;
   /** The projection schema the indexer writes: its updates are sequenced under it (D-410). */
   schema: string;
+  /**
+   * Whether its updates reach anyone: a build not yet switched to publishes nothing (D-411), since
+   * no API replica delivers its schema's updates and a backfill would flood the bus for nobody.
+   */
+  publishing?: () => boolean;
   logger: Logger;
   metrics: Metrics;
 }) {
@@ -41,6 +46,7 @@ export function createPublisher(opts: {
    */
   async function publish(messages: ChannelUpdate[], committedAt: number, traceparent?: string): Promise<number> {
     if (!opts.updates || (!messages.length && !unsent.size)) return 0;
+    if (opts.publishing && !opts.publishing()) return 0;
     let batch = messages;
     if (unsent.size) {
       keep(messages);

@@ -12,7 +12,9 @@ import { createRedis, redisReady } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createIndexerHttp } from './http';
-import { createIndexer } from './indexer';
+import { PROJECTION_VERSION } from '../core/db/projection-version';
+import { startProjectionBuild, type ProjectionBuild } from './build';
+import { createIndexer, type Indexer } from './indexer';
 import { writerInstance } from './writer-lease';
 import { createOracleIngest, runOracleIngest } from './oracle';
 import { createRpcSource } from './sources/rpc';
@@ -71,6 +73,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
       if (!opts.simulated) throw new Error('--source simulator needs the simulated chain from the entry point');
       source = opts.simulated({ programId: config.programId, maxBatchTransactions: opts.batchSize });
     } else if (opts.source === 'webhook') {
+      // A build starts from the chain's first transaction: a webhook only delivers what comes.
+      if (config.indexerMode === 'build') exitWith('INDEXER_MODE=build needs a source that backfills (rpc or simulator), not webhook');
       const webhook = createWebhookSource();
       source = webhook;
       sink = webhook;
@@ -84,8 +88,20 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     }
     shutdown.add('source', () => source.close());
 
-    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
-    const server = applyKeepAlive(createIndexerHttp({ common, db: database.db, indexer, source, sink }), config.httpKeepAliveTimeoutMs);
+    // Build mode (D-411): this release's projection schema beside the live one, switched to once
+    // it has caught up; its own pool then serves the indexer's HTTP (its status is the build's).
+    let indexer: Indexer;
+    let build: ProjectionBuild | undefined;
+    let indexerDb = database.db;
+    if (config.indexerMode === 'build') {
+      const b = await startProjectionBuild({ common, db: database.db, databaseUrl, version: PROJECTION_VERSION, updates, source, instance });
+      shutdown.add('build', () => b.close());
+      ({ indexer, build } = b);
+      indexerDb = b.db;
+    } else {
+      indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
+    }
+    const server = applyKeepAlive(createIndexerHttp({ common, db: indexerDb, indexer, source, sink, build }), config.httpKeepAliveTimeoutMs);
     await new Promise<void>((resolve) => server.listen(config.indexerPort, config.apiHost, resolve));
     const port = (server.address() as { port: number }).port;
     logger.info({ port, source: source.name }, 'indexer listening');
@@ -93,7 +109,7 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     shutdown.add('http', () => new Promise<void>((resolve) => server.close(() => resolve())));
     shutdown.add('indexer', () => indexer.stop());
     // Stops before the indexer (hooks run last added first): no poll outlives the pool.
-    shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger })));
+    shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger }), { when: build?.live }));
 
     const stopProgress = opts.progress ? startProgress(source) : () => {};
     shutdown.add('progress', stopProgress);
