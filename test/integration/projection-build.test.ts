@@ -8,6 +8,8 @@ import type { Source } from '../../indexer/sources/types';
 import { startProjectionBuild } from '../../indexer/build';
 import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../simulator/source';
+import { call, HIGH_LIMITS, testWallet, walletHeaders } from '../support/api';
+import { createApiServers } from '../support/api-servers';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase, type TestDatabase } from '../support/pg';
@@ -24,6 +26,8 @@ describe('an indexer building the projection schema and switching the API to it'
   let live: Database;
   let api: Database;
   let follower: LiveSchemaFollower;
+  const apis = createApiServers();
+  const admin = testWallet();
   const schema = projectionSchema(PROJECTION_VERSION);
   const TENANT = 'build-mode';
   const UNTIL = 240;
@@ -52,6 +56,7 @@ describe('an indexer building the projection schema and switching the API to it'
     await waitFor('the pointer read', async () => follower.ready());
   });
   afterAll(async () => {
+    await apis.closeAll();
     await follower.close();
     await api.close();
     await live.close();
@@ -96,6 +101,10 @@ describe('an indexer building the projection schema and switching the API to it'
     const liveAtBuildStart = await cursorOf(live, LIVE_SCHEMA);
     expect(liveAtBuildStart).toBeGreaterThan(0);
     expect(started.build.status()).toMatchObject({ schema, state: 'building', switchedAt: null });
+    // GET /admin/indexer shows the build beside the live writer, until it is switched to.
+    const apiUrl = await apis.start(testCommon({ PROGRAM_ID, TENANT_ID: TENANT, ...HIGH_LIMITS, ADMIN_WALLETS: admin.address }), api.db);
+    const adminIndexer = async () => (await call(`${apiUrl}/api/v1/admin/indexer`, { headers: walletHeaders(admin, 'GET /admin/indexer') })).body.data;
+    expect(await adminIndexer()).toMatchObject({ cursor: { lastProcessedSlot: String(liveAtBuildStart) }, build: { schema, lastProcessedSlot: '0', writerId: null } });
     started.indexer.onBatch(() => {
       builderBatches += 1;
       wakeAll();
@@ -129,6 +138,8 @@ describe('an indexer building the projection schema and switching the API to it'
       const [a, b] = [await tableDigests(live.db), await tableDigests(built.db)];
       expect(b).toEqual(a);
       expect(Object.values(b).some((t) => t.rows > 0)).toBe(true);
+      // The API's admin view: the build is the live schema now, its writer the builder.
+      expect(await adminIndexer()).toMatchObject({ cursor: { lastProcessedSlot: String(UNTIL) }, build: null });
     } finally {
       await built.close();
     }
