@@ -1,6 +1,6 @@
 import type { Common } from '../core/common';
 import { createDatabase, type Db } from '../core/db';
-import { readLiveSchema, switchLiveSchema } from '../core/db/live-projection';
+import { dropExpiredSchema, readLiveSchema, switchLiveSchema } from '../core/db/live-projection';
 import { createProjectionSchema, inSchema, projectionSchema } from '../core/db/projection-schema';
 import { indexerPoolApplicationName } from '../core/indexer-admin';
 import type { UpdateLog } from '../core/redis/updates';
@@ -52,6 +52,8 @@ export function createProjectionBuild(opts: {
   db: Db;
   schema: string;
   withinSlots: number;
+  /** How long the schema switched away from is kept (D-412). */
+  retainMs: number;
   builtSlot: () => number | null;
   logger: Logger;
 }) {
@@ -73,7 +75,7 @@ export function createProjectionBuild(opts: {
     const { s } = await db.one<{ s: string }>(`SELECT last_processed_slot AS s FROM ${live}.indexer_cursor WHERE id = 1`);
     st.liveWriterSlot = Number(s);
     if (st.builtSlot === null || st.builtSlot < st.liveWriterSlot - opts.withinSlots) return;
-    await switchLiveSchema(db, schema);
+    await switchLiveSchema(db, schema, { retainMs: opts.retainMs });
     st.state = 'live';
     st.switchedAt = new Date().toISOString();
     logger.info({ from: live, to: schema, builtSlot: st.builtSlot, liveWriterSlot: st.liveWriterSlot }, 'build caught up with the live writer: the API now reads the built schema');
@@ -87,6 +89,19 @@ export function createProjectionBuild(opts: {
         .catch((err: unknown) => logger.warn({ err }, 'checking whether the build can be switched to failed; tried again'))
         .finally(() => (checking = undefined));
       return checking;
+    },
+    /**
+     * Once live: drops the schema switched away from when its retention has passed (D-412). Only
+     * the live writer does, so the old schema stays while its own writer may still be the live one.
+     */
+    async sweep(): Promise<void> {
+      if (st.state !== 'live') return;
+      try {
+        const dropped = await dropExpiredSchema(db);
+        if (dropped) logger.info({ dropped }, 'the projection schema switched away from was kept for its retention and is dropped');
+      } catch (err) {
+        logger.warn({ err }, 'dropping the previous projection schema failed; tried again');
+      }
     },
     /** Resolves when no check is under way. */
     idle: (): Promise<void> => checking ?? Promise.resolve(),
@@ -121,10 +136,11 @@ export async function startProjectionBuild(opts: {
   const url = inSchema(opts.databaseUrl, schema);
   const database = createDatabase({ url, poolMax: config.databasePoolMax, applicationName: indexerPoolApplicationName(opts.instance ?? writerInstance()) });
   let indexer: Indexer | undefined;
-  const build = createProjectionBuild({ db: opts.db, schema, withinSlots: config.indexerBuildSwitchSlots, builtSlot: () => indexer?.status().lastProcessedSlot ?? null, logger });
+  const build = createProjectionBuild({ db: opts.db, schema, withinSlots: config.indexerBuildSwitchSlots, retainMs: config.projectionRetainMs, builtSlot: () => indexer?.status().lastProcessedSlot ?? null, logger });
   indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: url, updates: opts.updates, source: opts.source, instance: opts.instance, schema, publishing: build.live });
   indexer.onBatch(() => void build.check());
-  const timer = setInterval(() => void build.check(), opts.checkMs ?? 5_000);
+  // The retention sweep is the writer's: only while this process holds the build schema's lease.
+  const timer = setInterval(() => void build.check().then(() => (indexer?.status().role === 'writer' ? build.sweep() : undefined)), opts.checkMs ?? 5_000);
   timer.unref();
   void build.check();
   return {

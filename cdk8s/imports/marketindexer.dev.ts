@@ -592,6 +592,13 @@ export interface MarketIndexerSpecSettings {
   readonly indexerBuildSwitchSlots?: number;
 
   /**
+   * how long the projection schema switched away from is kept (to switch back to it) before the live writer drops it; `public` is never dropped (D-412)
+   *
+   * @schema MarketIndexerSpecSettings#PROJECTION_RETAIN_HOURS
+   */
+  readonly projectionRetainHours?: number;
+
+  /**
    * window of every rate-limit tier; counted in whole seconds (rounded up)
    *
    * @schema MarketIndexerSpecSettings#RATE_LIMIT_WINDOW_MS
@@ -759,6 +766,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'INDEXER_LEASE_RETRY_PERIOD_MS': obj.indexerLeaseRetryPeriodMs,
     'INDEXER_MODE': obj.indexerMode,
     'INDEXER_BUILD_SWITCH_SLOTS': obj.indexerBuildSwitchSlots,
+    'PROJECTION_RETAIN_HOURS': obj.projectionRetainHours,
     'RATE_LIMIT_WINDOW_MS': obj.rateLimitWindowMs,
     'PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS': obj.publicReadRateLimitMaxRequests,
     'PUBLIC_READ_RATE_LIMIT_WINDOW_MS': obj.publicReadRateLimitWindowMs,

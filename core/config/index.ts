@@ -44,6 +44,8 @@ export interface Config {
   /** `build`: the indexer builds this release's projection schema and switches the API to it (D-411). */
   indexerMode: IndexerMode;
   indexerBuildSwitchSlots: number;
+  /** How long the schema switched away from is kept before the live writer drops it (D-412). */
+  projectionRetainMs: number;
   rateLimit: {
     windowMs: number;
     publicReadMax: number;
@@ -132,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     writerLease: { durationMs: v.INDEXER_LEASE_DURATION_MS, renewDeadlineMs: v.INDEXER_LEASE_RENEW_DEADLINE_MS, retryPeriodMs: v.INDEXER_LEASE_RETRY_PERIOD_MS },
     indexerMode: v.INDEXER_MODE,
     indexerBuildSwitchSlots: v.INDEXER_BUILD_SWITCH_SLOTS,
+    projectionRetainMs: v.PROJECTION_RETAIN_HOURS * 3_600_000,
     rateLimit: {
       windowMs,
       publicReadMax: v.PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS,

@@ -48,4 +48,12 @@ export const WRITER_SETTINGS = {
     readBy: ['indexer'],
     description: "in `build` mode: how close to the live writer's last processed slot the build must be for the API to be switched to it (D-411)",
   }),
+  PROJECTION_RETAIN_HOURS: int({
+    min: 0,
+    max: 8_760,
+    default: 72,
+    readBy: ['indexer'],
+    description:
+      'how long the projection schema switched away from is kept (to switch back to it) before the live writer drops it; `public` is never dropped (D-412)',
+  }),
 } as const satisfies Record<string, SettingSpec<any>>;
