@@ -12,6 +12,8 @@ import { createRedis, redisReady } from '../core/redis/client';
 import { createKeys } from '../core/redis/keys';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createIndexerHttp } from './http';
+import { readLiveSchema } from '../core/db/live-projection';
+import { inSchema, LIVE_SCHEMA } from '../core/db/projection-schema';
 import { PROJECTION_VERSION } from '../core/db/projection-version';
 import { startProjectionBuild, type ProjectionBuild } from './build';
 import { createIndexer, type Indexer } from './indexer';
@@ -99,7 +101,18 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
       ({ indexer, build } = b);
       indexerDb = b.db;
     } else {
-      indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
+      // The live writer writes the schema the pointer names at its start (D-411): after a switch,
+      // a release in live mode goes on with the built tables, as the build's standby.
+      const live = await readLiveSchema(database.db);
+      if (live === LIVE_SCHEMA) indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
+      else {
+        const url = inSchema(databaseUrl, live);
+        const pool = createDatabase({ url, poolMax: config.databasePoolMax, applicationName: indexerPoolApplicationName(instance) });
+        shutdown.add('live-schema-database', () => pool.close());
+        logger.info({ schema: live }, 'the API reads a built projection schema: writing it');
+        indexer = createIndexer({ common, db: pool.db, pgp: pool.pgp, databaseUrl: url, updates, source, instance, schema: live });
+        indexerDb = pool.db;
+      }
     }
     const server = applyKeepAlive(createIndexerHttp({ common, db: indexerDb, indexer, source, sink, build }), config.httpKeepAliveTimeoutMs);
     await new Promise<void>((resolve) => server.listen(config.indexerPort, config.apiHost, resolve));

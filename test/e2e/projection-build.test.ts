@@ -15,7 +15,7 @@ import { WsClient } from '../support/ws';
  * process closes its /ws clients with 4010 (D-410) and answers from the built tables.
  */
 describe('INDEXER_MODE=build, as processes', () => {
-  it('builds p<version>, switches the API process to it, and /ws clients are told', async () => {
+  it('builds p<version>, switches the API process to it, /ws clients are told, and a live writer started afterwards writes it', async () => {
     const tdb = await createTestDatabase();
     const database = createDatabase({ url: tdb.url, poolMax: 2 });
     const env = { DATABASE_URL: tdb.url, REDIS_URL: TEST_REDIS_URL, TENANT_ID: testTenant(), PROGRAM_ID };
@@ -37,6 +37,12 @@ describe('INDEXER_MODE=build, as processes', () => {
       expect(await readLiveSchema(database.db)).toBe(projectionSchema(PROJECTION_VERSION));
       expect((await client.closed).code).toBe(4010);
       await waitFor('the API reading the built tables', async () => (await slot()) === '150');
+
+      // A release in live mode started after the switch writes the built schema, not public.
+      const after = spawnIndexer(['--source', 'simulator', '--seed', '4243', '--until-slot', '200', '--batch-size', '50'], env);
+      expect(await after.exited).toEqual({ code: 0, signal: null });
+      expect(await slot()).toBe('200');
+      expect(await database.db.one('SELECT last_processed_slot FROM public.indexer_cursor')).toEqual({ last_processed_slot: '140' });
     } finally {
       api.child.kill('SIGKILL');
       await database.close();
