@@ -90,18 +90,9 @@ export function createProjectionBuild(opts: {
         .finally(() => (checking = undefined));
       return checking;
     },
-    /**
-     * Once live: drops the schema switched away from when its retention has passed (D-412). Only
-     * the live writer does, so the old schema stays while its own writer may still be the live one.
-     */
+    /** Once live: drops the schema switched away from when its retention has passed (D-412). */
     async sweep(): Promise<void> {
-      if (st.state !== 'live') return;
-      try {
-        const dropped = await dropExpiredSchema(db);
-        if (dropped) logger.info({ dropped }, 'the projection schema switched away from was kept for its retention and is dropped');
-      } catch (err) {
-        logger.warn({ err }, 'dropping the previous projection schema failed; tried again');
-      }
+      if (st.state === 'live') await sweepRetainedSchema(db, logger);
     },
     /** Resolves when no check is under way. */
     idle: (): Promise<void> => checking ?? Promise.resolve(),
@@ -111,6 +102,27 @@ export function createProjectionBuild(opts: {
 }
 
 export type ProjectionBuild = ReturnType<typeof createProjectionBuild>;
+
+/**
+ * Drops the schema switched away from once its retention has passed (D-412); a failure is logged
+ * and tried at the next sweep. Only a live writer sweeps, while it holds its lease, so the old
+ * schema stays while its own writer may still be the live one.
+ */
+export async function sweepRetainedSchema(db: Db, logger: Logger): Promise<void> {
+  try {
+    const dropped = await dropExpiredSchema(db);
+    if (dropped) logger.info({ dropped }, 'the projection schema switched away from was kept for its retention and is dropped');
+  } catch (err) {
+    logger.warn({ err }, 'dropping the previous projection schema failed; tried again');
+  }
+}
+
+/** Sweeps every `intervalMs` while `writing()`; returns the stop. */
+export function startRetentionSweep(db: Db, logger: Logger, writing: () => boolean, intervalMs = 60_000): () => void {
+  const timer = setInterval(() => void (writing() ? sweepRetainedSchema(db, logger) : undefined), intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 /**
  * An indexer in build mode (D-411): this release's projection schema created if missing, an

@@ -15,7 +15,7 @@ import { createIndexerHttp } from './http';
 import { readLiveSchema } from '../core/db/live-projection';
 import { inSchema, LIVE_SCHEMA } from '../core/db/projection-schema';
 import { PROJECTION_VERSION } from '../core/db/projection-version';
-import { startProjectionBuild, type ProjectionBuild } from './build';
+import { startProjectionBuild, startRetentionSweep, type ProjectionBuild } from './build';
 import { createIndexer, type Indexer } from './indexer';
 import { writerInstance } from './writer-lease';
 import { createOracleIngest, runOracleIngest } from './oracle';
@@ -103,16 +103,20 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     } else {
       // The live writer writes the schema the pointer names at its start (D-411): after a switch,
       // a release in live mode goes on with the built tables, as the build's standby.
-      const live = await readLiveSchema(database.db);
-      if (live === LIVE_SCHEMA) indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
+      const liveSchema = await readLiveSchema(database.db);
+      if (liveSchema === LIVE_SCHEMA) indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
       else {
-        const url = inSchema(databaseUrl, live);
+        const url = inSchema(databaseUrl, liveSchema);
         const pool = createDatabase({ url, poolMax: config.databasePoolMax, applicationName: indexerPoolApplicationName(instance) });
         shutdown.add('live-schema-database', () => pool.close());
-        logger.info({ schema: live }, 'the API reads a built projection schema: writing it');
-        indexer = createIndexer({ common, db: pool.db, pgp: pool.pgp, databaseUrl: url, updates, source, instance, schema: live });
+        logger.info({ schema: liveSchema }, 'the API reads a built projection schema: writing it');
+        indexer = createIndexer({ common, db: pool.db, pgp: pool.pgp, databaseUrl: url, updates, source, instance, schema: liveSchema });
         indexerDb = pool.db;
       }
+      // The schema switched away from is dropped by the live writer once kept long enough (D-412).
+      const live = indexer;
+      const stopSweep = startRetentionSweep(database.db, logger, () => live.status().role === 'writer');
+      shutdown.add('retention', async () => stopSweep());
     }
     const server = applyKeepAlive(createIndexerHttp({ common, db: indexerDb, indexer, source, sink, build }), config.httpKeepAliveTimeoutMs);
     await new Promise<void>((resolve) => server.listen(config.indexerPort, config.apiHost, resolve));

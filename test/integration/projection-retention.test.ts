@@ -2,7 +2,7 @@ import { createDatabase, type Database } from '../../core/db';
 import { dropExpiredSchema, readLiveSchema, switchLiveSchema } from '../../core/db/live-projection';
 import { createProjectionSchema, LIVE_SCHEMA, projectionSchema } from '../../core/db/projection-schema';
 import { PROJECTION_VERSION } from '../../core/db/projection-version';
-import { startProjectionBuild } from '../../indexer/build';
+import { startProjectionBuild, startRetentionSweep } from '../../indexer/build';
 import { createSimulatorSource } from '../../simulator/source';
 import { testCommon } from '../support/common';
 import { PROGRAM_ID } from '../support/indexer';
@@ -71,6 +71,24 @@ describe('retention of the projection schema switched away from', () => {
       expect(await pointer()).toEqual({ live: current, previous: null, retained: null });
     } finally {
       await b.close();
+    }
+  });
+
+  it('a live writer sweeps too, only while it writes', async () => {
+    // The pointer is on p<version> (the builder's switch above); back to public with no time to keep p<version>.
+    await switchLiveSchema(db.db, LIVE_SCHEMA, { retainMs: 0 });
+    const { logger } = testCommon();
+    let writing = false;
+    let sweeps = 0;
+    const stop = startRetentionSweep(db.db, logger, () => (sweeps++, writing), 20);
+    try {
+      await waitFor('a few sweeps as a standby', async () => sweeps >= 3);
+      expect(await exists(current)).toBe(true);
+      writing = true;
+      await waitFor('dropped by the writer', async () => !(await exists(current)));
+      expect(await pointer()).toEqual({ live: LIVE_SCHEMA, previous: null, retained: null });
+    } finally {
+      stop();
     }
   });
 });
