@@ -10,6 +10,7 @@ import { buildHealth } from '../core/health';
 import { indexerHealthInputs, statusBody } from '../core/indexer-state';
 import { serverSpans } from '../core/telemetry/http-span';
 import type { RawTransaction } from '../core/events';
+import type { BuildStatus } from './build';
 import type { Indexer } from './indexer';
 import type { Source } from './sources/types';
 import { webhookBodySchema, type TransactionSink } from './sources/webhook';
@@ -39,6 +40,8 @@ export function createIndexerHttp(opts: {
   indexer: Indexer;
   source: Source;
   sink: TransactionSink | undefined;
+  /** In build mode (D-411): the build's state, reported on `/status` beside the build's own indexing. */
+  build?: { status(): BuildStatus };
 }): http.Server {
   const { common, db, indexer, source, sink } = opts;
   const startedAt = Date.now();
@@ -81,7 +84,7 @@ export function createIndexerHttp(opts: {
   // data plus the writer's identity. The operator reads it into its MarketIndexer's status.
   app.get(INDEXER_STATUS_PATH, async (_req, res) => {
     const i = await indexerHealthInputs(db, startedAt);
-    res.status(i.dbConnected ? 200 : 503).json({ ...statusBody(i, buildHealth(i)), writer: i.writer });
+    res.status(i.dbConnected ? 200 : 503).json({ ...statusBody(i, buildHealth(i)), writer: i.writer, ...(opts.build ? { build: opts.build.status() } : {}) });
   });
 
   const secret = common.config.webhookSecret;

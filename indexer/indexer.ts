@@ -3,6 +3,7 @@ import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { PROJECTION_VERSION, reindexDue } from '../core/db/projection-version';
+import { LIVE_SCHEMA } from '../core/db/projection-schema';
 import { BATCH_PATHS, RECENT_BATCHES, RETRY_CHANNEL, RETRY_OUTCOMES, type BatchTiming } from '../core/indexer-admin';
 import type { UpdateLog } from '../core/redis/updates';
 import { STORES } from '../core/telemetry/metrics';
@@ -50,12 +51,15 @@ export function createIndexer(opts: {
    * API records them against the live tables).
    */
   schema?: string;
+  /** Whether committed changes are published now (always, unless given): a build publishes once switched to (D-411). */
+  publishing?: () => boolean;
 }): Indexer {
   const { common, db, source } = opts;
   const { logger, metrics, config } = common;
   const writerId = opts.instance ?? writerInstance();
   const projector = createProjector({ db, pgp: opts.pgp, programId: config.programId, source: source.name, cacheRows: config.indexerCacheRows });
-  const publisher = createPublisher({ updates: opts.updates, logger, metrics });
+  // Sequenced under the schema it writes, as the API derives the keys of the schema it reads (D-410).
+  const publisher = createPublisher({ updates: opts.updates, schema: opts.schema ?? LIVE_SCHEMA, publishing: opts.publishing, logger, metrics });
   // Every path's counter exists from the start (a rule or a panel sees its first increase).
   for (const path of BATCH_PATHS) metrics.indexerBatches.inc({ path }, 0);
   for (const store of Object.values(STORES)) metrics.storeErrors.inc({ store }, 0);

@@ -145,11 +145,12 @@ export function createOracleIngest(opts: { db: Db; source: Source; logger: Logge
  * Polls while this process is the writer: after every committed batch (the markets it created
  * are known by then) and every `intervalMs` on a quiet chain. Returns the stop hook.
  */
-export function runOracleIngest(indexer: Indexer, ingest: OracleIngest, opts: { intervalMs?: number } = {}): () => Promise<void> {
+/** `when`: a further condition (a build ingests once it is the live schema, D-411). */
+export function runOracleIngest(indexer: Indexer, ingest: OracleIngest, opts: { intervalMs?: number; when?: () => boolean } = {}): () => Promise<void> {
   // Aborted on stop: the RPC client retries a failing node until its caller gives up.
   const controller = new AbortController();
   const poll = () => {
-    if (indexer.status().role === 'writer') ingest.request(controller.signal);
+    if (indexer.status().role === 'writer' && (opts.when?.() ?? true)) ingest.request(controller.signal);
   };
   indexer.onBatch(poll);
   const timer = setInterval(poll, opts.intervalMs ?? 1_000);

@@ -18,7 +18,18 @@ const stateKey = (u: ChannelUpdate) => `${u.channel}\u0000${String(u.data.field 
  * Left out instead, they would have no seq of their own: nothing would tell a client it missed
  * them. Memory is bounded by the keys that changed while Redis was away.
  */
-export function createPublisher(opts: { updates: UpdateLog | undefined; logger: Logger; metrics: Metrics }) {
+export function createPublisher(opts: {
+  updates: UpdateLog | undefined;
+  /** The projection schema the indexer writes: its updates are sequenced under it (D-410). */
+  schema: string;
+  /**
+   * Whether its updates reach anyone: a build not yet switched to publishes nothing (D-411), since
+   * no API replica delivers its schema's updates and a backfill would flood the bus for nobody.
+   */
+  publishing?: () => boolean;
+  logger: Logger;
+  metrics: Metrics;
+}) {
   const unsent = new Map<string, ChannelUpdate>();
   let failures = 0;
   const keep = (messages: ChannelUpdate[]) => {
@@ -35,13 +46,14 @@ export function createPublisher(opts: { updates: UpdateLog | undefined; logger: 
    */
   async function publish(messages: ChannelUpdate[], committedAt: number, traceparent?: string): Promise<number> {
     if (!opts.updates || (!messages.length && !unsent.size)) return 0;
+    if (opts.publishing && !opts.publishing()) return 0;
     let batch = messages;
     if (unsent.size) {
       keep(messages);
       batch = [...unsent.values()];
     }
     try {
-      await opts.updates.append(batch, traceparent);
+      await opts.updates.append(batch, traceparent, opts.schema);
       unsent.clear();
     } catch (err) {
       if (!unsent.size) keep(messages);

@@ -13,7 +13,11 @@ import { databaseProblem, redisProblem, unreachableLine } from '../core/store-re
 import { createKeys } from '../core/redis/keys';
 import type { Tracing } from '../core/telemetry/tracing';
 import { createIndexerHttp } from './http';
-import { createIndexer } from './indexer';
+import { readLiveSchema } from '../core/db/live-projection';
+import { inSchema, LIVE_SCHEMA } from '../core/db/projection-schema';
+import { PROJECTION_VERSION } from '../core/db/projection-version';
+import { startProjectionBuild, startRetentionSweep, type ProjectionBuild } from './build';
+import { createIndexer, type Indexer } from './indexer';
 import { writerInstance } from './writer-lease';
 import { createOracleIngest, runOracleIngest } from './oracle';
 import { createRpcSource } from './sources/rpc';
@@ -80,6 +84,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
       if (!opts.simulated) throw new Error('--source simulator needs the simulated chain from the entry point');
       source = opts.simulated({ programId: config.programId, maxBatchTransactions: opts.batchSize });
     } else if (opts.source === 'webhook') {
+      // A build starts from the chain's first transaction: a webhook only delivers what comes.
+      if (config.indexerMode === 'build') exitWith('INDEXER_MODE=build needs a source that backfills (rpc or simulator), not webhook');
       const webhook = createWebhookSource();
       source = webhook;
       sink = webhook;
@@ -93,8 +99,35 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     }
     shutdown.add('source', () => source.close());
 
-    const indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
-    const server = applyKeepAlive(createIndexerHttp({ common, db: database.db, indexer, source, sink }), config.httpKeepAliveTimeoutMs);
+    // Build mode (D-411): this release's projection schema beside the live one, switched to once
+    // it has caught up; its own pool then serves the indexer's HTTP (its status is the build's).
+    let indexer: Indexer;
+    let build: ProjectionBuild | undefined;
+    let indexerDb = database.db;
+    if (config.indexerMode === 'build') {
+      const b = await startProjectionBuild({ common, db: database.db, databaseUrl, version: PROJECTION_VERSION, updates, source, instance });
+      shutdown.add('build', () => b.close());
+      ({ indexer, build } = b);
+      indexerDb = b.db;
+    } else {
+      // The live writer writes the schema the pointer names at its start (D-411): after a switch,
+      // a release in live mode goes on with the built tables, as the build's standby.
+      const liveSchema = await readLiveSchema(database.db);
+      if (liveSchema === LIVE_SCHEMA) indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
+      else {
+        const url = inSchema(databaseUrl, liveSchema);
+        const pool = createDatabase({ url, poolMax: config.databasePoolMax, applicationName: indexerPoolApplicationName(instance) });
+        shutdown.add('live-schema-database', () => pool.close());
+        logger.info({ schema: liveSchema }, 'the API reads a built projection schema: writing it');
+        indexer = createIndexer({ common, db: pool.db, pgp: pool.pgp, databaseUrl: url, updates, source, instance, schema: liveSchema });
+        indexerDb = pool.db;
+      }
+      // The schema switched away from is dropped by the live writer once kept long enough (D-412).
+      const live = indexer;
+      const stopSweep = startRetentionSweep(database.db, logger, () => live.status().role === 'writer');
+      shutdown.add('retention', async () => stopSweep());
+    }
+    const server = applyKeepAlive(createIndexerHttp({ common, db: indexerDb, indexer, source, sink, build }), config.httpKeepAliveTimeoutMs);
     await new Promise<void>((resolve) => server.listen(config.indexerPort, config.apiHost, resolve));
     const port = (server.address() as { port: number }).port;
     logger.info({ port, source: source.name }, 'indexer listening');
@@ -102,7 +135,7 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     shutdown.add('http', () => new Promise<void>((resolve) => server.close(() => resolve())));
     shutdown.add('indexer', () => indexer.stop());
     // Stops before the indexer (hooks run last added first): no poll outlives the pool.
-    shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger })));
+    shutdown.add('oracle', runOracleIngest(indexer, createOracleIngest({ db: database.db, source, logger: common.logger }), { when: build?.live }));
 
     const stopProgress = opts.progress ? startProgress(source) : () => {};
     shutdown.add('progress', stopProgress);

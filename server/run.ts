@@ -79,7 +79,9 @@ export async function startApiServer(opts: {
   chain?: ChainAccess;
   /** Whether the live-schema pointer has been read (D-333); the API process follows it, single-process mode does not. */
   liveSchemaRead?: () => boolean;
-}): Promise<{ server: http.Server; port: number; ws: WsServer }> {
+  /** The live projection schema (D-333), whose updates `/ws` delivers (D-410); `public` when not given. */
+  liveSchema?: () => string;
+}): Promise<{ server: http.Server; port: number; ws: WsServer; projectionSwitched: () => void }> {
   const { common, live } = opts;
   const { config, logger, shutdown } = common;
   const stores = createApiStores(common, opts.redis);
@@ -126,6 +128,7 @@ export async function startApiServer(opts: {
     trust: app.get('trust proxy fn'),
     plans,
     errorBody: presentation.errorBody,
+    liveSchema: opts.liveSchema,
     options: { ...DEFAULT_WS_OPTIONS, pingIntervalMs: config.ws.pingIntervalMs, maxClients: config.ws.maxClients },
   });
   await new Promise<void>((resolve, reject) => {
@@ -138,7 +141,14 @@ export async function startApiServer(opts: {
   shutdown.add('ws', () => ws.close());
   shutdown.add('http', () => httpDrain.drain(config.shutdownGraceMs));
   shutdown.add('ws-refuse', () => ws.refuseNew());
-  return { server, port, ws };
+  // A switch of the live schema (D-410): nothing read from the old tables is served again, and
+  // every /ws client is told to start over on the new schema's sequences.
+  const projectionSwitched = () => {
+    app.locals.hotCache.invalidate();
+    const closed = ws.projectionSwitched();
+    logger.info({ closed }, 'live projection schema switched: hot reads dropped, /ws clients closed with 4010');
+  };
+  return { server, port, ws, projectionSwitched };
 }
 
 export async function runApi(config: Config, tracing: Tracing): Promise<void> {
@@ -162,10 +172,15 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     const dbProblem = await databaseProblem(config.databaseUrl);
     if (dbProblem) logger.error({ setting: 'DATABASE_URL' }, `${unreachableLine('DATABASE_URL', config.databaseUrl, dbProblem)}; /ready answers 503 until it answers`);
     // Reads go to the schema the live-projection pointer names (D-333): public until a switch.
+    // A switch before the server listens has no cache or client to reset.
+    let projectionSwitched = () => {};
     const liveSchema = followLiveSchema({
       db: database.db,
       databaseUrl: config.databaseUrl,
-      onSwitch: (from, to) => logger.info({ from, to }, 'live projection schema switched: reads now go to the new schema'),
+      onSwitch: (from, to) => {
+        logger.info({ from, to }, 'live projection schema switched: reads now go to the new schema');
+        projectionSwitched();
+      },
       onError: (err) => {
         common.metrics.storeErrors.inc({ store: STORES.postgres });
         logger.warn({ err }, 'following the live projection schema failed; retried');
@@ -196,10 +211,12 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     } else {
       logger.warn('REDIS_URL is not set: nonces, rate limits and WebSocket limits are per process, and no indexer updates reach /ws');
     }
-    const live = createLiveStores(common, redis);
+    const live = createLiveStores(common, redis, undefined, liveSchema.current);
     shutdown.add('live', () => live.close());
     const chain = createRpcChain({ url: config.rpcUrl });
-    const { port } = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain, liveSchemaRead: liveSchema.ready });
+    const api = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain, liveSchemaRead: liveSchema.ready, liveSchema: liveSchema.current });
+    const { port } = api;
+    projectionSwitched = api.projectionSwitched;
     // The indexer's lag as seen from here: it pages even when the indexer cannot report (D-213).
     // Only against a chain given explicitly (always in production, D-210): the default is a
     // local validator that a development API may well run without.

@@ -35,7 +35,8 @@ export interface LiveStores {
   close(): Promise<void>;
 }
 
-export function createLiveStores(common: Common, redis: Redis | undefined, local?: { bus: Bus; updates: UpdateLog }): LiveStores {
+/** `liveSchema`: the projection schema the API reads (D-410), whose sequences `resumeFrom` replays; `public` when not given. */
+export function createLiveStores(common: Common, redis: Redis | undefined, local?: { bus: Bus; updates: UpdateLog }, liveSchema?: () => string): LiveStores {
   const { config, logger } = common;
   const keys = createKeys(config.tenantId);
   const max = config.ws.maxConnectionsPerIp;
@@ -48,7 +49,7 @@ export function createLiveStores(common: Common, redis: Redis | undefined, local
   const leases = createRedisLeases({ redis, keys, max, ttlMs: config.ws.ipLeaseMs, logger });
   return {
     bus,
-    updates: createRedisUpdateLog({ redis, keys }),
+    updates: createRedisUpdateLog({ redis, keys, schema: liveSchema }),
     leases,
     async close() {
       await leases.close();

@@ -585,6 +585,27 @@ export interface MarketIndexerSpecSettings {
   readonly indexerLeaseRetryPeriodMs?: number;
 
   /**
+   * `live`: write the live schema's tables; `build`: build this release's projection version in schema `p<version>` (created if missing) from the chain's start, switch the API to it once within `INDEXER_BUILD_SWITCH_SLOTS` of the live writer, and write it from then on (D-411)
+   *
+   * @schema MarketIndexerSpecSettings#INDEXER_MODE
+   */
+  readonly indexerMode?: MarketIndexerSpecSettingsIndexerMode;
+
+  /**
+   * in `build` mode: how close to the live writer's last processed slot the build must be for the API to be switched to it (D-411)
+   *
+   * @schema MarketIndexerSpecSettings#INDEXER_BUILD_SWITCH_SLOTS
+   */
+  readonly indexerBuildSwitchSlots?: number;
+
+  /**
+   * how long the projection schema switched away from is kept (to switch back to it) before the live writer drops it; `public` is never dropped (D-412)
+   *
+   * @schema MarketIndexerSpecSettings#PROJECTION_RETAIN_HOURS
+   */
+  readonly projectionRetainHours?: number;
+
+  /**
    * window of every rate-limit tier; counted in whole seconds (rounded up)
    *
    * @schema MarketIndexerSpecSettings#RATE_LIMIT_WINDOW_MS
@@ -751,6 +772,9 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'INDEXER_LEASE_DURATION_MS': obj.indexerLeaseDurationMs,
     'INDEXER_LEASE_RENEW_DEADLINE_MS': obj.indexerLeaseRenewDeadlineMs,
     'INDEXER_LEASE_RETRY_PERIOD_MS': obj.indexerLeaseRetryPeriodMs,
+    'INDEXER_MODE': obj.indexerMode,
+    'INDEXER_BUILD_SWITCH_SLOTS': obj.indexerBuildSwitchSlots,
+    'PROJECTION_RETAIN_HOURS': obj.projectionRetainHours,
     'RATE_LIMIT_WINDOW_MS': obj.rateLimitWindowMs,
     'PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS': obj.publicReadRateLimitMaxRequests,
     'PUBLIC_READ_RATE_LIMIT_WINDOW_MS': obj.publicReadRateLimitWindowMs,
@@ -1443,6 +1467,18 @@ export enum MarketIndexerSpecSettingsLogFormat {
   JSON = "json",
   /** pretty */
   PRETTY = "pretty",
+}
+
+/**
+ * `live`: write the live schema's tables; `build`: build this release's projection version in schema `p<version>` (created if missing) from the chain's start, switch the API to it once within `INDEXER_BUILD_SWITCH_SLOTS` of the live writer, and write it from then on (D-411)
+ *
+ * @schema MarketIndexerSpecSettingsIndexerMode
+ */
+export enum MarketIndexerSpecSettingsIndexerMode {
+  /** live */
+  LIVE = "live",
+  /** build */
+  BUILD = "build",
 }
 
 /**

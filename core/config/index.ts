@@ -1,4 +1,5 @@
 import { envSchema, SETTING_NAMES, type SettingName, type SettingValues } from './settings';
+import type { IndexerMode } from './settings/writer';
 
 export * from './settings';
 
@@ -41,6 +42,11 @@ export interface Config {
   indexerCacheRows: number;
   /** The writer lease's timings (D-300): retry period < renew deadline < duration. */
   writerLease: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  /** `build`: the indexer builds this release's projection schema and switches the API to it (D-411). */
+  indexerMode: IndexerMode;
+  indexerBuildSwitchSlots: number;
+  /** How long the schema switched away from is kept before the live writer drops it (D-412). */
+  projectionRetainMs: number;
   rateLimit: {
     windowMs: number;
     publicReadMax: number;
@@ -128,6 +134,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainRpcHost: v.CHAIN_RPC_HOST,
     indexerCacheRows: v.INDEXER_CACHE_ROWS,
     writerLease: { durationMs: v.INDEXER_LEASE_DURATION_MS, renewDeadlineMs: v.INDEXER_LEASE_RENEW_DEADLINE_MS, retryPeriodMs: v.INDEXER_LEASE_RETRY_PERIOD_MS },
+    indexerMode: v.INDEXER_MODE,
+    indexerBuildSwitchSlots: v.INDEXER_BUILD_SWITCH_SLOTS,
+    projectionRetainMs: v.PROJECTION_RETAIN_HOURS * 3_600_000,
     rateLimit: {
       windowMs,
       publicReadMax: v.PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS,

@@ -19,15 +19,45 @@ export async function readLiveSchema(db: Db): Promise<string> {
 
 /**
  * Points the API at `schema`, in one transaction with the notification, so a replica never hears
- * of a switch that did not commit. The schema must exist.
+ * of a switch that did not commit. The schema must exist. The schema switched away from is
+ * recorded as the previous one (D-412), kept for `retainMs` (then dropped by `dropExpiredSchema`)
+ * or, without it, until dropped by hand.
  */
-export async function switchLiveSchema(db: Db, schema: string): Promise<void> {
+export async function switchLiveSchema(db: Db, schema: string, opts: { retainMs?: number } = {}): Promise<void> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`not a projection schema: ${JSON.stringify(schema)} (public or p<version>)`);
   await db.tx(async (t) => {
     const exists = await t.oneOrNone('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     if (!exists) throw new Error(`schema ${schema} does not exist`);
-    await t.none('UPDATE public.projection_live SET schema_name = $1, switched_at = now() WHERE id = 1', [schema]);
+    await t.none(
+      `UPDATE public.projection_live
+          SET previous_schema = CASE WHEN schema_name = $1 THEN previous_schema ELSE schema_name END,
+              retain_until = CASE WHEN schema_name = $1 THEN retain_until WHEN $2::bigint IS NULL THEN NULL ELSE now() + $2::bigint * interval '1 millisecond' END,
+              schema_name = $1, switched_at = now()
+        WHERE id = 1`,
+      [schema, opts.retainMs ?? null],
+    );
     await t.one('SELECT pg_notify($1, $2)', [LIVE_PROJECTION_CHANNEL, schema]);
+  });
+}
+
+/**
+ * Drops the previous projection schema once its retention has passed (D-412), in one transaction
+ * with the pointer row locked, so a switch back to it cannot commit between the check and the
+ * drop. `public` is never dropped (it holds the API's tables): its retention just ends. Returns
+ * the schema dropped, if any.
+ */
+export async function dropExpiredSchema(db: Db): Promise<string | undefined> {
+  return db.tx(async (t) => {
+    const row = await t.one<{ previous: string | null; expired: boolean; live: string }>(
+      `SELECT previous_schema AS previous, schema_name AS live, coalesce(retain_until <= now(), false) AS expired
+         FROM public.projection_live WHERE id = 1 FOR UPDATE`,
+    );
+    if (!row.previous || !row.expired || row.previous === row.live) return undefined;
+    const drop = row.previous !== LIVE_SCHEMA && SCHEMA_NAME.test(row.previous);
+    // The name matched p<version> (and the column's CHECK): safe to interpolate.
+    if (drop) await t.none(`DROP SCHEMA IF EXISTS ${row.previous} CASCADE`);
+    await t.none('UPDATE public.projection_live SET previous_schema = NULL, retain_until = NULL WHERE id = 1');
+    return drop ? row.previous : undefined;
   });
 }
 

@@ -16,10 +16,17 @@ export function createKeys(tenant: string) {
       redisChannel.startsWith(`${prefix}ch:`) ? redisChannel.slice(prefix.length + 3) : undefined,
     rateLimitPrefix: (tier: string) => `${prefix}rl:${tier}`,
     wsConnections: (ip: string) => `${prefix}ws:ip:${ip}`,
-    /** A channel's update stream; `{name}` is a hash tag, so its counter (`streamSeq`) lives in the same Redis Cluster slot. */
-    stream: (name: string) => `${prefix}st:{${name}}`,
-    streamSeq: (name: string) => `${prefix}st:{${name}}:seq`,
+    /**
+     * A channel's update stream under the projection schema whose writer appends to it (D-410):
+     * sequences start over with a schema's tables. `public` keeps the keys it always had, so a
+     * running tenant's streams survive the upgrade. `{name}` is a hash tag, so the counter
+     * (`streamSeq`) lives in the same Redis Cluster slot.
+     */
+    stream: (name: string, schema = 'public') => `${prefix}st:${schemaPart(schema)}{${name}}`,
+    streamSeq: (name: string, schema = 'public') => `${prefix}st:${schemaPart(schema)}{${name}}:seq`,
   };
 }
+
+const schemaPart = (schema: string) => (schema === 'public' ? '' : `${schema}:`);
 
 export type Keys = ReturnType<typeof createKeys>;

@@ -21,6 +21,12 @@ export interface UpdateEnvelope {
   seq: number;
   slot: number;
   tp?: string;
+  /**
+   * The projection schema whose writer sent it, when not `public` (D-410): an API replica
+   * delivers only the live schema's updates, so a writer still running on the schema switched
+   * away from never mixes its sequence into the new one. Clients never see it.
+   */
+  p?: string;
   data: Record<string, unknown>;
 }
 
@@ -39,8 +45,8 @@ export interface UpdateLog {
    * Numbers each update within its channel, keeps it in the channel's capped stream and
    * publishes it, in order; `traceparent` (of the publishing span) goes into every envelope.
    */
-  append(updates: ChannelUpdate[], traceparent?: string): Promise<void>;
-  /** The updates of `channel` with seq greater than `after`. */
+  append(updates: ChannelUpdate[], traceparent?: string, schema?: string): Promise<void>;
+  /** The updates of `channel` with seq greater than `after`, in the log's schema. */
   since(channel: string, after: number): Promise<ResumeResult>;
 }
 
@@ -49,16 +55,32 @@ export interface UpdateLogOptions {
   keep: number;
   /** A channel quiet for this long forgets its stream and restarts at seq 1. */
   idleTtlSeconds: number;
+  /**
+   * The projection schema whose sequences `since` reads and `append` writes unless told
+   * otherwise (D-410): the API's is the live schema (it follows the pointer), an indexer
+   * appends under the schema it writes. `public` by default.
+   */
+  schema: () => string;
 }
 
-export const DEFAULT_UPDATE_LOG: UpdateLogOptions = { keep: 1_000, idleTtlSeconds: 86_400 };
+export const DEFAULT_UPDATE_LOG: UpdateLogOptions = { keep: 1_000, idleTtlSeconds: 86_400, schema: () => 'public' };
+
+/** The schema an envelope was sent under. */
+export const envelopeSchema = (e: UpdateEnvelope): string => e.p ?? 'public';
 
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const SCHEMA = /^(public|p[1-9][0-9]{0,8})$/;
+
+/** A schema name goes into the JSON the script writes and into keys: only projection schemas' names. */
+function checkedSchema(schema: string): string {
+  if (!SCHEMA.test(schema)) throw new Error(`not a projection schema: ${JSON.stringify(schema)} (public or p<version>)`);
+  return schema;
+}
 
 export function parseEnvelope(message: string): UpdateEnvelope | undefined {
   try {
     const v = JSON.parse(message) as Partial<UpdateEnvelope>;
-    if (typeof v.seq === 'number' && typeof v.slot === 'number' && v.data && typeof v.data === 'object' && (v.tp === undefined || typeof v.tp === 'string')) {
+    if (typeof v.seq === 'number' && typeof v.slot === 'number' && v.data && typeof v.data === 'object' && (v.tp === undefined || typeof v.tp === 'string') && (v.p === undefined || typeof v.p === 'string')) {
       return v as UpdateEnvelope;
     }
   } catch {
@@ -77,7 +99,9 @@ const APPEND_SCRIPT = `
 local seq = redis.call('INCR', KEYS[1])
 local tp = ''
 if ARGV[6] ~= '' then tp = ',"tp":"' .. ARGV[6] .. '"' end
-local env = '{"seq":' .. seq .. ',"slot":' .. ARGV[1] .. tp .. ',"data":' .. ARGV[2] .. '}'
+local p = ''
+if ARGV[7] ~= '' then p = ',"p":"' .. ARGV[7] .. '"' end
+local env = '{"seq":' .. seq .. ',"slot":' .. ARGV[1] .. tp .. p .. ',"data":' .. ARGV[2] .. '}'
 local added = redis.pcall('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'u', env)
 if type(added) == 'table' and added.err then
   redis.call('DEL', KEYS[2])
@@ -90,7 +114,7 @@ return seq
 `;
 
 type RedisWithAppend = Redis & {
-  appendUpdate(seqKey: string, streamKey: string, slot: string, data: string, keep: string, ttl: string, channel: string, traceparent: string): Promise<number>;
+  appendUpdate(seqKey: string, streamKey: string, slot: string, data: string, keep: string, ttl: string, channel: string, traceparent: string, schema: string): Promise<number>;
 };
 
 export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partial<UpdateLogOptions>): UpdateLog {
@@ -99,26 +123,29 @@ export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partia
   const ttl = String(opts.idleTtlSeconds ?? DEFAULT_UPDATE_LOG.idleTtlSeconds);
   const redis = opts.redis as RedisWithAppend;
   if (typeof redis.appendUpdate !== 'function') redis.defineCommand('appendUpdate', { numberOfKeys: 2, lua: APPEND_SCRIPT });
-  const seqKey = keys.streamSeq;
+  const logSchema = opts.schema ?? DEFAULT_UPDATE_LOG.schema;
 
   return {
-    async append(updates, traceparent) {
+    async append(updates, traceparent, inSchema) {
       if (!updates.length) return;
       // Hex digits and dashes only: safe inside the JSON the script writes.
       const tp = traceparent && TRACEPARENT.test(traceparent) ? traceparent : '';
+      const schema = checkedSchema(inSchema ?? logSchema());
+      const p = schema === 'public' ? '' : schema;
       // One pipeline per batch on one Redis: one round trip, and Redis runs the scripts in this
       // order. On a Cluster each channel's scripts still run in order (same key, same node).
       await sendInOrder<Pick<RedisWithAppend, 'appendUpdate'>>(
         redis,
-        updates.map((u) => (c) => c.appendUpdate(seqKey(u.channel), keys.stream(u.channel), String(u.slot), JSON.stringify(u.data), keep, ttl, keys.channel(u.channel), tp)),
+        updates.map((u) => (c) => c.appendUpdate(keys.streamSeq(u.channel, schema), keys.stream(u.channel, schema), String(u.slot), JSON.stringify(u.data), keep, ttl, keys.channel(u.channel), tp, p)),
       );
     },
     async since(channel, after) {
+      const schema = logSchema();
       const [[, latestRaw], [, first], [, rest]] = (await redis
         .multi()
-        .get(seqKey(channel))
-        .xrange(keys.stream(channel), '-', '+', 'COUNT', 1)
-        .xrange(keys.stream(channel), `(${after}-0`, '+')
+        .get(keys.streamSeq(channel, schema))
+        .xrange(keys.stream(channel, schema), '-', '+', 'COUNT', 1)
+        .xrange(keys.stream(channel, schema), `(${after}-0`, '+')
         .exec()) as [[null, string | null], [null, [string, string[]][]], [null, [string, string[]][]]];
       const latest = Number(latestRaw ?? 0);
       if (after >= latest) return after === latest ? { ok: true, entries: [], latest } : { ok: false, latest };
@@ -134,7 +161,10 @@ export function createRedisUpdateLog(opts: { redis: Redis; keys: Keys } & Partia
 export function createMemoryUpdateLog(opts: { bus: Bus } & Partial<UpdateLogOptions>): UpdateLog {
   const keep = opts.keep ?? DEFAULT_UPDATE_LOG.keep;
   const idleMs = (opts.idleTtlSeconds ?? DEFAULT_UPDATE_LOG.idleTtlSeconds) * 1000;
+  const logSchema = opts.schema ?? DEFAULT_UPDATE_LOG.schema;
+  // Keyed by schema and channel, as the Redis keys are.
   const channels = new Map<string, { seq: number; entries: UpdateEnvelope[]; lastAt: number }>();
+  const keyOf = (schema: string, channel: string) => `${schema}\u0000${channel}`;
   let sweptAt = Date.now();
   // Like the Redis TTL: a quiet channel (a wallet that stopped trading) is forgotten.
   const sweep = (now: number) => {
@@ -143,21 +173,23 @@ export function createMemoryUpdateLog(opts: { bus: Bus } & Partial<UpdateLogOpti
     for (const [name, c] of channels) if (now - c.lastAt > idleMs) channels.delete(name);
   };
   return {
-    async append(updates, traceparent) {
+    async append(updates, traceparent, inSchema) {
       const now = Date.now();
       sweep(now);
+      const schema = checkedSchema(inSchema ?? logSchema());
       for (const u of updates) {
-        let c = channels.get(u.channel);
-        if (!c) channels.set(u.channel, (c = { seq: 0, entries: [], lastAt: now }));
+        const key = keyOf(schema, u.channel);
+        let c = channels.get(key);
+        if (!c) channels.set(key, (c = { seq: 0, entries: [], lastAt: now }));
         c.lastAt = now;
-        const env: UpdateEnvelope = traceparent ? { seq: ++c.seq, slot: u.slot, tp: traceparent, data: u.data } : { seq: ++c.seq, slot: u.slot, data: u.data };
+        const env: UpdateEnvelope = { seq: ++c.seq, slot: u.slot, ...(traceparent ? { tp: traceparent } : {}), ...(schema === 'public' ? {} : { p: schema }), data: u.data };
         c.entries.push(env);
         if (c.entries.length > keep) c.entries.splice(0, c.entries.length - keep);
         await opts.bus.publish(u.channel, JSON.stringify(env));
       }
     },
     async since(channel, after) {
-      const c = channels.get(channel);
+      const c = channels.get(keyOf(logSchema(), channel));
       const latest = c?.seq ?? 0;
       if (after >= latest) return after === latest ? { ok: true, entries: [], latest } : { ok: false, latest };
       const oldest = c?.entries[0]?.seq ?? Infinity;

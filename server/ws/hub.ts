@@ -1,7 +1,7 @@
 import { propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import type { Bus, Unsubscribe } from '../../core/redis/bus';
 import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../../core/telemetry/trace-chain';
-import { parseEnvelope, type UpdateEnvelope, type UpdateLog } from '../../core/redis/updates';
+import { envelopeSchema, parseEnvelope, type UpdateEnvelope, type UpdateLog } from '../../core/redis/updates';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
 import { backpressureStep, encode } from './protocol';
@@ -56,6 +56,11 @@ export function createHub(opts: {
   logger: Logger;
   backpressure: Backpressure;
   now?: () => number;
+  /**
+   * The live projection schema (D-410; `public` when not given): updates sent under another
+   * schema (a writer still running on the schema switched away from) are not delivered.
+   */
+  liveSchema?: () => string;
 }) {
   const { bus, metrics, logger } = opts;
   const now = opts.now ?? Date.now;
@@ -93,6 +98,7 @@ export function createHub(opts: {
       logger.warn({ channel }, 'dropped a bus message that is not an update envelope');
       return;
     }
+    if (envelopeSchema(env) !== (opts.liveSchema?.() ?? 'public')) return;
     // The update's trace (D-86): a child of the indexer's publish span, when it sent one and
     // sampled it. Without tracing, the tracer and the propagator are no-ops.
     const span = env.tp
@@ -229,6 +235,23 @@ export function createHub(opts: {
       }
     },
     removeClient,
+    /**
+     * Forgets every channel and subscriber (the live projection schema changed, D-410): the
+     * caller closes the connections; a subscription made afterwards starts on fresh state, with
+     * the new schema's sequences.
+     */
+    reset(): void {
+      for (const [channel, state] of [...channels]) {
+        const subscribers = state.clients.size + state.buffering.size;
+        state.clients.clear();
+        state.buffering.clear();
+        state.ahead.clear();
+        if (subscribers) metrics.wsSubscriptions.dec(subscribers);
+        // A subscribe still waiting for the bus finds its client closed and counts itself out.
+        channels.delete(channel);
+        state.bus.then((unsubscribe) => unsubscribe()).catch((err: Error) => logger.warn({ err: err.message, channel }, 'bus unsubscribe failed'));
+      }
+    },
     /** Channels with local subscribers (each holds one bus subscription). */
     channelCount: () => channels.size,
   };

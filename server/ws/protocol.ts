@@ -45,12 +45,19 @@ export const KEY_REVOKED_REASON = 'API key revoked';
  */
 export const WS_SUBPROTOCOL = 'market-indexer';
 export const WS_API_KEY_PROTOCOL_PREFIX = 'apikey.';
+/**
+ * The live projection schema changed (D-410): the tables were rebuilt, sequences start over,
+ * and the client reconnects, takes a fresh REST snapshot and subscribes again.
+ */
+export const PROJECTION_SWITCHED_REASON = 'Projection switched: reconnect, fetch a fresh REST snapshot and subscribe again';
 export const RESNAPSHOT_MESSAGE = 'Missed updates are no longer available: fetch a fresh REST snapshot';
 
 /** Close codes (decision D-50). */
 export const CLOSE = {
   goingAway: 1001,
   policy: 1008,
+  /** Application range (4000-4999): the live projection schema changed (D-410). */
+  projectionSwitched: 4010,
   // 1009 (message too big) is sent by ws itself when a frame exceeds maxPayload.
 } as const;
 

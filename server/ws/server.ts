@@ -37,6 +37,7 @@ import {
   KEY_REVOKED_REASON,
   MAX_MESSAGE_BYTES,
   MAX_SUBSCRIPTIONS,
+  PROJECTION_SWITCHED_REASON,
   RESNAPSHOT_MESSAGE,
   WS_ERRORS,
   WS_SUBPROTOCOL,
@@ -85,6 +86,12 @@ export interface WsServer {
   refuseNew(): void;
   /** Closes every socket with 1001 and a reason; resolves when they are gone. */
   close(): Promise<void>;
+  /**
+   * The live projection schema changed (D-410): forgets every subscription and closes every
+   * connection with 4010, so clients take a fresh snapshot and subscribe on the new schema's
+   * sequences. Returns how many connections it closed.
+   */
+  projectionSwitched(): number;
 }
 
 /**
@@ -115,6 +122,8 @@ export function attachWebSocketServer(opts: {
   plans?: PlanLimits;
   /** The presentation's error body, for refused upgrades (v1's by default; the variant's own, D-160). */
   errorBody?: ErrorWriter;
+  /** The live projection schema whose updates are delivered (D-410); `public` when not given. */
+  liveSchema?: () => string;
 }): WsServer {
   const { common, options } = opts;
   const { config, metrics, logger } = common;
@@ -134,6 +143,7 @@ export function attachWebSocketServer(opts: {
     metrics,
     logger,
     backpressure: { maxBufferedBytes: options.maxBufferedBytes, maxSkips: options.maxSkips },
+    liveSchema: opts.liveSchema,
   });
   const refused = instrumentLimits({
     metrics,
@@ -317,6 +327,16 @@ export function attachWebSocketServer(opts: {
     channelCount: () => hub.channelCount(),
     refuseNew: lifecycle.refuseNew,
     close: lifecycle.close,
+    projectionSwitched() {
+      hub.reset();
+      let closed = 0;
+      for (const client of clients) {
+        if (client.closed) continue;
+        closeClient(client, CLOSE.projectionSwitched, PROJECTION_SWITCHED_REASON);
+        closed += 1;
+      }
+      return closed;
+    },
   };
 }
 

@@ -9,6 +9,7 @@ import { createTestDatabase } from '../support/pg';
 import { waitFor } from '../support/tables';
 import { rawGet } from '../support/raw-http';
 import { TEST_REDIS_URL, testTenant } from '../support/redis';
+import { WsClient } from '../support/ws';
 
 /** The API entry point with stdout (its JSON log) kept. */
 function apiWithLog(env: Record<string, string>) {
@@ -103,7 +104,7 @@ describe('API process (real child process)', () => {
     }
   }, 30_000);
 
-  it('reads through the live-schema pointer: ready once it has read it, then follows a switch (D-333)', async () => {
+  it('reads through the live-schema pointer: ready once it has read it, then follows a switch, closing /ws with 4010 (D-333, D-410)', async () => {
     const tdb = await createTestDatabase();
     const database = createDatabase({ url: tdb.url, poolMax: 2 });
     // A built schema whose cursor says something the live one does not.
@@ -115,12 +116,16 @@ describe('API process (real child process)', () => {
       await waitFor('/ready', async () => (await fetch(`${base}/ready`)).status === 200);
       const slot = async () => ((await (await fetch(`${base}/api/v1/status`)).json()) as { data: { lastProcessedSlot: string | null } }).data.lastProcessedSlot;
       expect(await slot()).toBe('0');
+      const ws = await WsClient.open(`ws://127.0.0.1:${await api.port}/ws`);
+      await ws.next((m) => m.type === 'connected');
       await switchLiveSchema(database.db, 'p7');
+      expect((await ws.closed).code).toBe(4010);
       await waitFor('the switch followed', async () => (await slot()) === '777');
       api.child.kill('SIGTERM');
       expect(await api.exited).toBe(0);
       const lines = api.stdout().trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
       expect(lines).toContainEqual(expect.objectContaining({ msg: 'live projection schema switched: reads now go to the new schema', from: 'public', to: 'p7' }));
+      expect(lines).toContainEqual(expect.objectContaining({ msg: 'live projection schema switched: hot reads dropped, /ws clients closed with 4010', closed: 1 }));
     } finally {
       api.child.kill('SIGKILL');
       await database.close();

@@ -167,7 +167,7 @@ describe('publishing across a Redis outage', () => {
     const { proxy, redis, close } = await proxiedRedis();
     const sub = await subscriber(tenant);
     try {
-      const { publish } = createPublisher({ updates: createRedisUpdateLog({ redis, keys: createKeys(tenant) }), logger: common.logger, metrics: common.metrics });
+      const { publish } = createPublisher({ updates: createRedisUpdateLog({ redis, keys: createKeys(tenant) }), schema: 'public', logger: common.logger, metrics: common.metrics });
       await publish(messages.slice(0, third), performance.now());
       // Redis goes away: the middle third's publish fails at once and nothing of it runs.
       proxy.down();

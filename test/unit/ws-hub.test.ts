@@ -129,4 +129,70 @@ describe('channel hub', () => {
     expect(fast.frames).toMatchObject([{ seq: 6 }]);
     expect((await metrics.wsSubscriptions.get()).values[0]?.value).toBe(1);
   });
+
+  describe('at a switch of the live projection schema (D-410)', () => {
+    function switchable() {
+      const bus = createMemoryBus();
+      let live = 'public';
+      // The API's log reads the live schema's sequences; the writers append under their own.
+      const updates = createMemoryUpdateLog({ bus, schema: () => live });
+      const metrics = createMetrics({ processMetrics: false });
+      const hub = createHub({ bus, updates, metrics, logger: createLogger({ level: 'silent', service: 't', tenant: 't' }), backpressure: { maxBufferedBytes: 100, maxSkips: 3 }, liveSchema: () => live });
+      const flush = () => new Promise<void>((r) => setImmediate(r));
+      const book = (slot: number, schema: string) => updates.append([{ channel: 'orderbook:1', slot, data: { marketId: '1', bestBid: slot, bestAsk: 9000 } }], undefined, schema);
+      return { bus, updates, hub, metrics, flush, book, switchTo: (s: string) => (live = s) };
+    }
+
+    it('delivers only the live schema\'s updates, each schema numbered from 1', async () => {
+      const { hub, flush, book, switchTo } = switchable();
+      const a = client();
+      await hub.subscribe(a, 'orderbook:1', undefined, () => {});
+      await book(10, 'public');
+      await book(11, 'p2'); // the builder, before the switch
+      await flush();
+      expect(a.frames).toMatchObject([{ seq: 1, slot: 10 }]);
+      switchTo('p2');
+      await book(12, 'public'); // the old writer, still running after the switch
+      await book(13, 'p2');
+      await flush();
+      expect(a.frames.map((f) => [f.seq, f.slot])).toEqual([[1, 10], [2, 13]]);
+    });
+
+    it('answers an old seq as not resumable and replays the new schema\'s sequence', async () => {
+      const { hub, book, switchTo } = switchable();
+      for (let i = 1; i <= 5; i++) await book(i, 'public');
+      await book(100, 'p2');
+      switchTo('p2');
+      const outcomes: unknown[] = [];
+      const old = client();
+      await hub.subscribe(old, 'orderbook:1', 5, (o) => outcomes.push(o));
+      expect(outcomes).toEqual([{ resumed: 'snapshot', latest: 1 }]);
+      const fresh = client();
+      await hub.subscribe(fresh, 'orderbook:1', 0, (o) => outcomes.push(o));
+      expect(outcomes[1]).toEqual({ resumed: 'replayed', count: 1, latest: 1 });
+      expect(fresh.frames).toMatchObject([{ seq: 1, slot: 100 }]);
+    });
+
+    it('forgets every subscription and bus subscription at reset, and serves a new subscriber afresh', async () => {
+      const { hub, bus, metrics, flush, book, switchTo } = switchable();
+      const a = client();
+      const b = client();
+      await hub.subscribe(a, 'orderbook:1', undefined, () => {});
+      await hub.subscribe(b, 'market:1', undefined, () => {});
+      switchTo('p2');
+      hub.reset();
+      await flush();
+      expect(hub.channelCount()).toBe(0);
+      expect(bus.activeSubscriptions()).toBe(0);
+      expect((await metrics.wsSubscriptions.get()).values[0]?.value).toBe(0);
+      hub.removeClient(a); // its socket's close, later: counts nothing twice
+      expect((await metrics.wsSubscriptions.get()).values[0]?.value).toBe(0);
+      const c = client();
+      await hub.subscribe(c, 'orderbook:1', undefined, () => {});
+      await book(7, 'p2');
+      await flush();
+      expect(c.frames).toMatchObject([{ seq: 1, slot: 7 }]);
+      expect(a.frames).toEqual([]);
+    });
+  });
 });

@@ -5,7 +5,11 @@
  * polls every retry period and takes the lease once it has gone unrenewed for its duration, so a
  * hung writer is replaced within about the duration plus one retry period.
  */
-import { int, type SettingSpec } from './kinds';
+import { int, oneOf, type SettingSpec } from './kinds';
+
+/** What an indexer writes (D-411): the live schema, or this release's projection version's own schema until it switches the API to it. */
+export const INDEXER_MODES = ['live', 'build'] as const;
+export type IndexerMode = (typeof INDEXER_MODES)[number];
 
 export const WRITER_SETTINGS = {
   INDEXER_LEASE_DURATION_MS: int({
@@ -30,5 +34,26 @@ export const WRITER_SETTINGS = {
     default: 2_000,
     readBy: ['indexer'],
     description: 'how often the writer renews its lease and a standby looks whether it can take it (D-300)',
+  }),
+  INDEXER_MODE: oneOf(INDEXER_MODES, {
+    default: 'live',
+    readBy: ['indexer'],
+    description:
+      "`live`: write the live schema's tables; `build`: build this release's projection version in schema `p<version>` (created if missing) from the chain's start, switch the API to it once within `INDEXER_BUILD_SWITCH_SLOTS` of the live writer, and write it from then on (D-411)",
+  }),
+  INDEXER_BUILD_SWITCH_SLOTS: int({
+    min: 0,
+    max: 10_000,
+    default: 4,
+    readBy: ['indexer'],
+    description: "in `build` mode: how close to the live writer's last processed slot the build must be for the API to be switched to it (D-411)",
+  }),
+  PROJECTION_RETAIN_HOURS: int({
+    min: 0,
+    max: 8_760,
+    default: 72,
+    readBy: ['indexer'],
+    description:
+      'how long the projection schema switched away from is kept (to switch back to it) before the live writer drops it; `public` is never dropped (D-412)',
   }),
 } as const satisfies Record<string, SettingSpec<any>>;

@@ -2348,6 +2348,7 @@ var WS_LIMITS = {
 var WS_CLOSE = {
   "goingAway": 1001,
   "policy": 1008,
+  "projectionSwitched": 4010,
   "messageTooBig": 1009
 };
 var WS_ERRORS = {
