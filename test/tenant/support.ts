@@ -15,15 +15,6 @@ export async function query(prometheus: string, expr: string): Promise<Series[]>
   return body.data!.result;
 }
 
-/** `expr` over [start, now] at Grafana's 15 s step: what a panel draws for that time range. */
-export async function queryRange(prometheus: string, expr: string, startSeconds: number): Promise<Series[]> {
-  const params = new URLSearchParams({ query: expr, start: String(startSeconds), end: String(Date.now() / 1000), step: '15' });
-  const res = await fetch(`${prometheus}/api/v1/query_range?${params}`);
-  const body = (await res.json()) as { status: string; error?: string; data?: { result: Series[] } };
-  if (body.status !== 'success') throw new Error(`query failed: ${body.error} (${expr})`);
-  return body.data!.result;
-}
-
 export interface ActiveAlert {
   labels: Record<string, string>;
   annotations: Record<string, string>;
