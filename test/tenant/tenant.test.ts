@@ -55,7 +55,8 @@ async function moveTheBook(trader: WalletClient, market: string, tickSizeBps: nu
   for (let i = 0; i < 3; i++) {
     await new Promise((r) => setTimeout(r, 2_000));
     const top = (await trader.read(`/orderbook/top?market=${market}`)) as { best_bid: number | null; best_ask: number | null };
-    const price = (top.best_bid ?? 0) + tickSizeBps;
+    // On the tick grid: the simulated traders' bids need not be (the API refuses an order off it).
+    const price = Math.floor((top.best_bid ?? 0) / tickSizeBps) * tickSizeBps + tickSizeBps;
     if (top.best_ask !== null && price >= top.best_ask) continue;
     await trader.send('place-order', { market, side: 'buy_yes', priceBps: price, quantity: '1000000' });
   }
