@@ -1,27 +1,34 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase, type Database } from '../../core/db';
 import { readLiveSchema } from '../../core/db/live-projection';
 import { projectionSchema } from '../../core/db/projection-schema';
 import { PROJECTION_VERSION } from '../../core/db/projection-version';
-import { renderTenant, type RenderedTenant } from '../../local/tenant/manifests';
+import { stringify } from 'yaml';
+import { fromObjects, type K8sObject, type RenderedTenant } from '../../local/tenant/manifests';
 import { projectionNextRelease } from '../../local/tenant/release';
 import { applyTenant } from '../../local/tenant/rollout';
 import { ROOT, startTenant, withHarnessOverlay, type PodCode, type RunningTenant } from '../../local/tenant/runner';
+import { RELEASE_VERSION } from '../../core/release';
 import { dropDatabase } from '../../local/tenant/stores';
 import { CLOSE } from '../../server/ws/protocol';
+import { bashBlocks, commandsOf } from '../support/doc-commands';
 import { ADMIN_DATABASE_URL } from '../support/env';
+import { helm, KUBE_VERSION, parseManifests, ROOT as KIT_ROOT } from '../support/kit';
 import { switchingClient, type SwitchingClient } from './reindex-clients';
 import { steadyReader, tablesAgainstUninterrupted } from './upgrade-clients';
 
 /**
- * A re-index on staging's tenant alpha, as docs/deploy.md#re-indexing tells an operator to run
- * it: the tenant runs this release (projection version N, tables in `public`); the next release
- * bumps the projection to N + 1. Step 1 asks for a re-index (`indexer.build` with the next
- * release's image): the builder appears beside the live indexer, nothing else is rolled, and it
- * switches the API to its schema once caught up. Step 2 upgrades the tenant to the next release
- * and drops the builder: API and indexer roll, the new live indexer takes the built schema over.
+ * A re-index on staging's tenant alpha, with the two commands docs/deploy.md#re-indexing gives
+ * (run as written, with one liberty: `helm template` for `helm upgrade --install`, there being no
+ * cluster, and the harness's values file after the doc's flags, as `npm run tenant` merges it).
+ * The tenant runs this release (projection version N, tables in `public`); the doc's next
+ * release (its image tag) is this checkout with the projection bumped to N + 1. Step 1 asks for a
+ * re-index (`indexer.build` with the next release's image): the builder appears beside the live
+ * indexer, nothing else is rolled, and it switches the API to its schema once caught up. Step 2
+ * upgrades the tenant to the next release and drops the builder: API and indexer roll, the new
+ * live indexer takes the built schema over.
  * Clients are connected throughout: a steady reader through the Ingress (no failed request), and
  * /ws clients that start over when told `4010` (every seq once per schema). The built tables
  * equal the same chain indexed without interruption, and so do the old ones where they stopped.
@@ -29,7 +36,7 @@ import { steadyReader, tablesAgainstUninterrupted } from './upgrade-clients';
 const DOMAIN_OVERLAY = {
   settings: { WS_MAX_CONNECTIONS_PER_IP: 1000, PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: 100000, RATE_LIMIT_MAX_REQUESTS: 100000 },
 };
-const NEXT_TAG = 'projection-next';
+const INSTALL = 'npm run helm -- upgrade --install market-indexer charts/market-indexer --namespace market-indexer -f charts/market-indexer/values-staging.yaml';
 const CLIENTS = 50;
 const MIN = 60_000;
 
@@ -50,8 +57,20 @@ describe('a re-index without downtime (issue 39)', () => {
   let reader: ReturnType<typeof steadyReader> | undefined;
   let statusReader: ReturnType<typeof steadyReader> | undefined;
 
-  const render = (overlay: unknown): RenderedTenant => renderTenant('staging', 'alpha', withHarnessOverlay({ ...DOMAIN_OVERLAY, ...(overlay as object) }));
-  const codeOf = (image: string): PodCode => (image.endsWith(`:${NEXT_TAG}`) ? next.code : { root: ROOT });
+  /** Tenant alpha as a `npm run helm -- upgrade --install …` command renders it (helm template, the harness's values last). */
+  const helmTenant = async (command: string): Promise<RenderedTenant> => {
+    const words = command.replace(/\\\n/g, ' ').trim().split(/\s+/);
+    const verb = ['npm', 'run', 'helm', '--', 'upgrade', '--install'];
+    expect(words.slice(0, verb.length)).toEqual(verb);
+    const r = await helm(['template', ...words.slice(verb.length), '--kube-version', KUBE_VERSION, '-f', path.join(runDir, 'harness-values.yaml')]);
+    if (r.code !== 0) throw new Error(`${command}: ${r.stderr}`);
+    const objects = parseManifests(r.stdout).filter(
+      (o) => (o.metadata.namespace === 'mi-alpha' || (o.kind === 'Namespace' && o.metadata.name === 'mi-alpha')) && !o.metadata.annotations?.['helm.sh/hook'],
+    );
+    return fromObjects(objects as unknown as K8sObject[], []);
+  };
+  /** A pod of the current release's image runs this checkout; any other tag is the next release. */
+  const codeOf = (image: string): PodCode => (image.endsWith(`:${RELEASE_VERSION}`) ? { root: ROOT } : next.code);
   const programIdOf = (r: RenderedTenant) =>
     (r.objects.filter((o) => o.kind === 'ConfigMap') as unknown as { data?: Record<string, string> }[]).map((c) => c.data?.PROGRAM_ID).find((x) => x !== undefined)!;
   const pointer = () => readLiveSchema(db.db);
@@ -61,7 +80,13 @@ describe('a re-index without downtime (issue 39)', () => {
   beforeAll(async () => {
     runDir = mkdtempSync(path.join(os.tmpdir(), 'mi-reindex-'));
     next = projectionNextRelease(ROOT, path.join(ROOT, '.data', 'releases', 'projection-next'));
-    t = await startTenant({ env: 'staging', tenant: 'alpha', overlay: DOMAIN_OVERLAY, runDir, database, fresh: true, adminDatabaseUrl: ADMIN_DATABASE_URL });
+    writeFileSync(path.join(runDir, 'harness-values.yaml'), stringify(withHarnessOverlay(DOMAIN_OVERLAY)));
+    // The tenant as installed: staging's values, this release's image.
+    const installed = await helmTenant(INSTALL);
+    const manifests = path.join(runDir, 'manifests');
+    mkdirSync(manifests);
+    writeFileSync(path.join(manifests, 'alpha.yaml'), installed.objects.map((o) => stringify(o)).join('---\n'));
+    t = await startTenant({ env: 'staging', tenant: 'alpha', manifestsDir: manifests, runDir, database, fresh: true, adminDatabaseUrl: ADMIN_DATABASE_URL });
     await t.allReady();
     db = createDatabase({ url: t.databaseUrl, poolMax: 2 });
   }, 10 * MIN);
@@ -91,8 +116,9 @@ describe('a re-index without downtime (issue 39)', () => {
     const pods = () => t.pods.map((p) => p.name).sort();
     const before = pods();
 
+    const [startBuilder, upgrade] = commandsOf(bashBlocks(path.join(KIT_ROOT, 'docs/deploy.md'), '### Run a re-index')[0]!);
     // Step 1: the re-index asked for. Only the builder's pod is added; it switches the pointer by itself.
-    const building = render({ indexer: { build: { enabled: true, imageTag: NEXT_TAG } } });
+    const building = await helmTenant(startBuilder!);
     const step1 = await applyTenant({ tenant: t, to: building, codeOf, revision: 'b1' });
     expect(step1.map((r) => r.deployment)).toEqual(['market-indexer-indexer-build']);
     expect(pods()).toEqual([...before, 'market-indexer-indexer-build-b1-0'].sort());
@@ -113,7 +139,7 @@ describe('a re-index without downtime (issue 39)', () => {
 
     // Step 2: the tenant upgraded to the next release, the builder dropped: the new live indexer takes the built schema over.
     const okBefore = reader.ok();
-    const upgraded = render({ image: { tag: NEXT_TAG } });
+    const upgraded = await helmTenant(upgrade!);
     const step2 = await applyTenant({ tenant: t, to: upgraded, codeOf, revision: 'r2' });
     expect(step2.map((r) => r.deployment).sort()).toEqual(['market-indexer-api', 'market-indexer-indexer', 'market-indexer-indexer-build']);
     expect(pods()).toEqual(['market-indexer-api', 'market-indexer-indexer'].flatMap((d) => [0, 1].map((i) => `${d}-r2-${i}`)).sort());
