@@ -120,11 +120,12 @@ export async function requestRetry(db: Db, deadLetterId: string, by: string, cha
     if (!dl) return null;
     if (dl.resolved_at) {
       return t.one<RetryRow>(
-        `INSERT INTO dead_letter_retries (dead_letter_id, requested_by, outcome, done_at) VALUES ($1, $2, 'already_applied', now()) RETURNING ${RETRY_COLUMNS}`,
+        `INSERT INTO dead_letter_retries (dead_letter_id, requested_by, outcome, done_at, schema_name) VALUES ($1, $2, 'already_applied', now(), current_schema()) RETURNING ${RETRY_COLUMNS}`,
         [deadLetterId, by],
       );
     }
-    const row = await t.one<RetryRow>(`INSERT INTO dead_letter_retries (dead_letter_id, requested_by) VALUES ($1, $2) RETURNING ${RETRY_COLUMNS}`, [deadLetterId, by]);
+    // For the schema this session read the dead letter from (the live one, D-333): its writer settles it (D-442).
+    const row = await t.one<RetryRow>(`INSERT INTO dead_letter_retries (dead_letter_id, requested_by, schema_name) VALUES ($1, $2, current_schema()) RETURNING ${RETRY_COLUMNS}`, [deadLetterId, by]);
     // Delivered when this transaction commits, so the writer finds the request.
     await t.any('SELECT pg_notify($1, $2)', [channel, row.id]);
     return row;
