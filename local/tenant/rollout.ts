@@ -76,7 +76,7 @@ const applied = new WeakMap<RunningTenant, Map<string, string>>();
 const templateOf = (d: K8sObject) => JSON.stringify((d as unknown as { spec: { template: unknown } }).spec.template);
 function appliedTemplates(tenant: RunningTenant): Map<string, string> {
   let m = applied.get(tenant);
-  if (!m) applied.set(tenant, (m = new Map(ofKind<DeploymentObject>(tenant.rendered.objects, 'Deployment').map((d) => [d.metadata.name, templateOf(d)]))));
+  if (!m) applied.set(tenant, (m = new Map(ofKind<DeploymentObject>(tenant.rendered?.objects ?? [], 'Deployment').map((d) => [d.metadata.name, templateOf(d)]))));
   return m;
 }
 
