@@ -136,7 +136,7 @@ describe('Reindexing through the reconcile: its writes and Events', () => {
     expect(statusWrites(kube, mark)).toBe(1);
     expect(events(kube, mark)).toEqual(['Normal ProjectionSwitched: the API reads p2, switched from public']);
     expect(reindexing(kube)).toMatchObject({ status: 'False', reason: 'Switched', message: 'switched from public to p2' });
-    expect(kube.find('MarketIndexer', undefined, 'demo')!.status!.projection).toEqual({ liveSchema: 'p2', switchedFrom: 'public' });
+    expect((kube.find('MarketIndexer', undefined, 'demo')!.status as { projection?: unknown }).projection).toEqual({ liveSchema: 'p2', switchedFrom: 'public' });
 
     // A restarted operator reading the same: no second Event, no write.
     mark = kube.calls.length;
