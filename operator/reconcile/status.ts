@@ -113,6 +113,9 @@ export function createStatusWriter(deps: {
       // A merge patch of the whole status; null removes what is no longer known.
       const indexer = next.indexer ?? {};
       const p = next.projection ?? {};
+      // The build's fields one by one: a merge patch merges objects, so one it no longer has must be null.
+      const b = p.build;
+      const build = b ? { ...b, lastProcessedSlot: b.lastProcessedSlot ?? null, chainTipSlot: b.chainTipSlot ?? null, slotLag: b.slotLag ?? null } : null;
       const out = await kube.mergePatch(
         MARKET_INDEXER,
         undefined,
@@ -121,7 +124,7 @@ export function createStatusWriter(deps: {
           status: {
             ...next,
             indexer: { lastProcessedSlot: indexer.lastProcessedSlot ?? null, slotLag: indexer.slotLag ?? null, writer: indexer.writer ?? null },
-            projection: { liveSchema: p.liveSchema ?? null, switchedFrom: p.switchedFrom ?? null, build: p.build ?? null },
+            projection: { liveSchema: p.liveSchema ?? null, switchedFrom: p.switchedFrom ?? null, build },
           },
         },
         'status',

@@ -144,6 +144,19 @@ describe('Reindexing through the reconcile: its writes and Events', () => {
     expect([statusWrites(kube, mark), events(kube, mark)]).toEqual([0, []]);
   });
 
+  it('a new build replaces the recorded one whole: a figure it lacks is not left from the last', async () => {
+    clock = 0;
+    let now: IndexerReading = reading('public', building(812_345));
+    const kube = fakeKube([marketIndexer('demo') as never]);
+    const operator = reconcilerOf(kube, () => now);
+    await operator.reconcile('demo');
+    now = reading('public', { schema: 'p3', lastProcessedSlot: '0', chainTipSlot: null });
+    clock = 1_000;
+    await operator.reconcile('demo');
+    expect((kube.find('MarketIndexer', undefined, 'demo')!.status as { projection?: unknown }).projection).toEqual({ liveSchema: 'public', build: { schema: 'p3', lastProcessedSlot: '0', observedAt: at(1_000) } });
+    expect(reindexing(kube).message).toBe('p3 at slot 0 (its writer has not seen the tip yet)');
+  });
+
   it('an upgraded operator over a tenant already on p2 records it without a switch Event; a switch while /status did not answer is one', async () => {
     clock = 0;
     let now: IndexerReading = { slotLag: 1, lastProcessedSlot: '9', writer: null, indexerRunning: true };
