@@ -13,6 +13,7 @@ import { addFinalizer, finalize } from './reconcile/finalizer';
 import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, PROBLEM_RETRY_MS, readingOf } from './reconcile/observe';
 import { fetchMarketIndexer, type IndexerReading, type Outcome, type Problem } from './reconcile/outcome';
 import { prune } from './reconcile/prune';
+import { projectionStatus, reindexCondition } from './reconcile/reindex';
 import { checkSecrets } from './reconcile/secrets';
 import { checkPolicy, render } from './reconcile/spec';
 import { createStatusWriter, statusOf } from './reconcile/status';
@@ -58,8 +59,10 @@ export function createReconciler(deps: {
   async function degrade(mi: MarketIndexer, namespace: string, problem: Problem): Promise<Outcome> {
     logger.warn({ marketIndexer: mi.metadata.name, reason: problem.reason, message: problem.message }, 'MarketIndexer degraded');
     const seen = readingOf(deps.observation(mi), mi.status);
-    const conditions = problemConditions(problem, lagCondition(seen, deps.lagThreshold));
-    await status.write(mi, statusOf(mi, namespace, conditions, seen, undefined, now(), mi.status?.imageTag));
+    const at = now();
+    const projection = projectionStatus(seen, mi.status?.projection, at);
+    const conditions = [...problemConditions(problem, lagCondition(seen, deps.lagThreshold)), reindexCondition(seen, projection)];
+    await status.write(mi, statusOf(mi, namespace, conditions, seen, undefined, at, mi.status?.imageTag, projection));
     return { result: 'degraded', reason: problem.reason, retryAfterMs: PROBLEM_RETRY_MS };
   }
 
@@ -105,8 +108,11 @@ export function createReconciler(deps: {
     const seen = readingOf(deps.observation(mi), mi.status);
     // A new image tag rolls both Deployments: Progressing names the tag it leaves and the one it takes.
     const tags = { running: mi.status?.imageTag, wanted: rendered.values.image.tag };
-    const conditions = observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold), tags);
-    await status.write(mi, statusOf(mi, namespace, conditions, seen, observed.apiReadyReplicas, now(), observed.rolledOut ? tags.wanted : tags.running));
+    const at = now();
+    // The re-index's figures change at every read: recorded at most once a minute (D-436).
+    const projection = projectionStatus(seen, mi.status?.projection, at);
+    const conditions = [...observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold), tags), reindexCondition(seen, projection)];
+    await status.write(mi, statusOf(mi, namespace, conditions, seen, observed.apiReadyReplicas, at, observed.rolledOut ? tags.wanted : tags.running, projection));
     return outcomeOf(observed, unserved);
   }
 

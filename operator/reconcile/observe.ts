@@ -3,7 +3,7 @@ import { NAMES } from '../../cdk8s/lib/names';
 import type { ConditionInput } from '../conditions';
 import type { Caches } from '../informers';
 import type { KubeObject } from '../kube/client';
-import type { IndexerReading, Outcome, Problem } from './outcome';
+import type { IndexerObservation, IndexerReading, Outcome, Problem } from './outcome';
 
 type Deployment = KubeObject & { spec?: { replicas?: number }; status?: Record<string, unknown> };
 
@@ -73,11 +73,20 @@ export function readingOf(seen: IndexerReading | undefined, status: MarketIndexe
   if (seen) return seen;
   const indexer = status?.indexer;
   if (indexer?.slotLag !== undefined && indexer.lastProcessedSlot !== undefined) {
-    return { slotLag: indexer.slotLag, lastProcessedSlot: indexer.lastProcessedSlot, writer: indexer.writer ?? null, indexerRunning: true };
+    return { slotLag: indexer.slotLag, lastProcessedSlot: indexer.lastProcessedSlot, writer: indexer.writer ?? null, indexerRunning: true, ...recordedProjection(status!) };
   }
   const lag = status?.conditions?.find((c) => c.type === 'IndexerLagging');
   if (lag?.status === 'Unknown' && lag.reason === 'StatusUnavailable') return { unavailable: lag.message };
   return undefined;
+}
+
+/** The projection as the status recorded it (D-436), unless `Reindexing` said it was not known. */
+function recordedProjection(status: MarketIndexerStatus): Pick<IndexerObservation, 'projection'> {
+  const p = status.projection;
+  const reindexing = status.conditions?.find((c) => c.type === 'Reindexing');
+  if (!p?.liveSchema || !reindexing || reindexing.status === 'Unknown') return {};
+  const b = p.build;
+  return { projection: { live: p.liveSchema, build: b ? { schema: b.schema, lastProcessedSlot: b.lastProcessedSlot ?? null, chainTipSlot: b.chainTipSlot ?? null } : null } };
 }
 
 /** `IndexerLagging` from the indexer's `/status`, as last read (undefined: not read yet; unavailable: why it failed). */
