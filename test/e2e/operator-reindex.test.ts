@@ -12,6 +12,7 @@ import type { Json } from '../../local/kube-apiserver/fields';
 import { startTestApiServer, type TestApiServer } from '../../local/kube-apiserver/server';
 import { LEASE_NAME } from '../../operator/run';
 import { ensureTool } from '../../scripts/kit-tools';
+import { bashBlocks, commandsOf } from '../support/doc-commands';
 import { parseManifests, ROOT } from '../support/kit';
 import { spawnOperator, type Child } from '../support/processes';
 import { waitFor } from '../support/tables';
@@ -78,7 +79,10 @@ describe('operator: a re-index in kubectl get marketindexers', () => {
 
   it('shows the build\'s slots in the Reindex column while the indexer reports one, then the switch, with one ProjectionSwitched Event', async () => {
     await waitFor('not reindexing', async () => reindexing()?.reason === 'NotReindexing');
-    expect(await kubectl('get', 'marketindexers')).toMatch(/^NAME\s+TENANT\s+READY\s+REASON\s+SLOT LAG\s+REINDEX\s+AGE\nalpha\s+alpha\s+False\s+\w+\s+3\s+none: the API reads public\s+\d+s\n$/);
+    // docs/deploy.md's command for watching a re-index, as written.
+    const watch = commandsOf(bashBlocks(path.join(ROOT, 'docs/deploy.md'), '### Watch it')[0]!)[0]?.trim();
+    expect(watch).toBe('kubectl get marketindexers');
+    expect(await kubectl(...watch!.split(' ').slice(1))).toMatch(/^NAME\s+TENANT\s+READY\s+REASON\s+SLOT LAG\s+REINDEX\s+AGE\nalpha\s+alpha\s+False\s+\w+\s+3\s+none: the API reads public\s+\d+s\n$/);
 
     // The live indexer's /status reports a build: the condition and the column show its slots.
     projection = { live: 'public', build: { schema: 'p2', lastProcessedSlot: '812345', chainTipSlot: 812400 } };
