@@ -61,6 +61,7 @@ export const MarketIndexerStatusSchema = Type.Object({
       lastProcessedSlot: Type.Optional(Type.String({ description: 'last slot committed (u64 as a string)' })),
       slotLag: Type.Optional(Type.Integer({ minimum: 0 })),
       writer: Type.Optional(Type.String({ description: 'the indexer process holding the writer lock (pod:pid)' })),
+      observedAt: Type.Optional(Type.String({ format: 'date-time', description: 'when these figures were read; refreshed at most once a minute while nothing else changes' })),
     }),
   ),
   projection: Type.Optional(

@@ -89,6 +89,38 @@ function recordedProjection(status: MarketIndexerStatus): Pick<IndexerObservatio
   return { projection: { live: p.liveSchema, build: b ? { schema: b.schema, lastProcessedSlot: b.lastProcessedSlot ?? null, chainTipSlot: b.chainTipSlot ?? null } : null } };
 }
 
+/**
+ * The longest the indexer's recorded figures (`status.indexer`, the slot lag in `IndexerLagging`'s
+ * message) are kept while only they move (D-443): the slots change at every read of a live
+ * indexer, and a status write per read and tenant (about 33 a second at 1,000 tenants read every
+ * 30 s) is what the operator avoids. A change of writer or of the condition's status is written at once.
+ */
+export const INDEXER_FIGURES_MS = 60_000;
+
+/**
+ * The reading a reconcile records: the fresh one, or, while only its figures moved and those
+ * recorded are younger than `INDEXER_FIGURES_MS`, the recorded figures with the fresh rest (the
+ * projection, whose figures have their own rule). `observedAt` says which.
+ */
+export function recordedFigures(reading: IndexerReading | undefined, status: MarketIndexerStatus | undefined, threshold: number, now: string): { reading: IndexerReading | undefined; observedAt?: string } {
+  if (!reading || 'unavailable' in reading) return { reading };
+  const was = status?.indexer;
+  const lag = status?.conditions?.find((c) => c.type === 'IndexerLagging');
+  // Nothing moved (a restarted operator's first reading is the recorded one): nothing to write.
+  if (was && was.slotLag === reading.slotLag && was.lastProcessedSlot === reading.lastProcessedSlot) return { reading, ...(was.observedAt ? { observedAt: was.observedAt } : {}) };
+  const fresh = lagCondition(reading, threshold);
+  const keep =
+    was?.observedAt !== undefined &&
+    was.slotLag !== undefined &&
+    was.lastProcessedSlot !== undefined &&
+    (was.writer ?? null) === reading.writer &&
+    lag?.status === fresh.status &&
+    lag.reason === fresh.reason &&
+    Date.parse(now) - Date.parse(was.observedAt) < INDEXER_FIGURES_MS;
+  if (!keep) return { reading, observedAt: now };
+  return { reading: { ...reading, slotLag: was.slotLag!, lastProcessedSlot: was.lastProcessedSlot! }, observedAt: was.observedAt };
+}
+
 /** `IndexerLagging` from the indexer's `/status`, as last read (undefined: not read yet; unavailable: why it failed). */
 export function lagCondition(o: IndexerReading | undefined, threshold: number): ConditionInput {
   if (!o) return { type: 'IndexerLagging', status: 'Unknown', reason: 'StatusUnavailable', message: 'the indexer\'s /status has not been read yet or did not answer' };

@@ -19,6 +19,7 @@ export function statusOf(
   now: string,
   imageTag?: string,
   projection?: ProjectionStatus,
+  indexerObservedAt?: string,
 ): MarketIndexerStatus {
   const generation = mi.metadata.generation ?? 1;
   const observation = reading && !('unavailable' in reading) ? reading : undefined;
@@ -27,7 +28,7 @@ export function statusOf(
     namespace,
     conditions: nextConditions(mi.status?.conditions, conditions, generation, now),
     indexer: observation
-      ? { lastProcessedSlot: observation.lastProcessedSlot, slotLag: observation.slotLag, ...(observation.writer ? { writer: observation.writer } : {}) }
+      ? { lastProcessedSlot: observation.lastProcessedSlot, slotLag: observation.slotLag, ...(observation.writer ? { writer: observation.writer } : {}), ...(indexerObservedAt ? { observedAt: indexerObservedAt } : {}) }
       : {},
     api: { readyReplicas: apiReady ?? 0 },
     ...(imageTag ? { imageTag } : {}),
@@ -123,7 +124,7 @@ export function createStatusWriter(deps: {
         {
           status: {
             ...next,
-            indexer: { lastProcessedSlot: indexer.lastProcessedSlot ?? null, slotLag: indexer.slotLag ?? null, writer: indexer.writer ?? null },
+            indexer: { lastProcessedSlot: indexer.lastProcessedSlot ?? null, slotLag: indexer.slotLag ?? null, writer: indexer.writer ?? null, observedAt: indexer.observedAt ?? null },
             projection: { liveSchema: p.liveSchema ?? null, switchedFrom: p.switchedFrom ?? null, build },
           },
         },

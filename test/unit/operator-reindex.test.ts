@@ -144,6 +144,47 @@ describe('Reindexing through the reconcile: its writes and Events', () => {
     expect([statusWrites(kube, mark), events(kube, mark)]).toEqual([0, []]);
   });
 
+  it('records a moving live indexer once a minute, a new writer or a lag past the threshold at once, and nothing after a restart (D-443)', async () => {
+    clock = 0;
+    let slot = 1_000;
+    let lag = 2;
+    let writer = 'indexer-0:7';
+    const now = (): IndexerReading => ({ ...reading('public', null, String(slot)), slotLag: lag, writer });
+    const kube = fakeKube([marketIndexer('demo') as never]);
+    const operator = reconcilerOf(kube, now);
+    await operator.reconcile('demo');
+    rollOut(kube);
+    await operator.reconcile('demo');
+    const indexer = () => (kube.find('MarketIndexer', undefined, 'demo')!.status as { indexer: Record<string, unknown> }).indexer;
+    // Read every 10 s for two minutes, the chain moving: the first figures, then once a minute.
+    let mark = kube.calls.length;
+    for (let i = 1; i <= 12; i++) {
+      clock = 10_000 * i;
+      slot += 25;
+      lag = 2 + (i % 3);
+      await operator.reconcile('demo');
+    }
+    expect(statusWrites(kube, mark)).toBe(2);
+    expect(indexer()).toEqual({ lastProcessedSlot: '1300', slotLag: 2, writer: 'indexer-0:7', observedAt: at(120_000) });
+    // A writer hand-over is written at once, and so is a lag past the threshold, with its Event.
+    mark = kube.calls.length;
+    clock += 1_000;
+    writer = 'indexer-1:9';
+    await operator.reconcile('demo');
+    clock += 1_000;
+    slot += 1;
+    lag = 500;
+    await operator.reconcile('demo');
+    expect(statusWrites(kube, mark)).toBe(2);
+    expect(events(kube, mark)).toEqual(['Warning SlotLagHigh: IndexerLagging=True: slot lag 500 is above 100']);
+    // A restarted operator reading what is recorded writes nothing, however old the figures.
+    mark = kube.calls.length;
+    clock += 10 * 60_000;
+    await reconcilerOf(kube, () => undefined).reconcile('demo');
+    await reconcilerOf(kube, now).reconcile('demo');
+    expect(statusWrites(kube, mark)).toBe(0);
+  });
+
   it('a new build replaces the recorded one whole: a figure it lacks is not left from the last', async () => {
     clock = 0;
     let now: IndexerReading = reading('public', building(812_345));
