@@ -19,14 +19,17 @@ import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnImage } from '
  * BENCH_LIVE_TPS transactions a second, the provider limits every client together to
  * BENCH_CREDITS credits a second (one API key for the tenant), and a live writer follows the chain
  * under that limit, alone for BENCH_BASELINE_SECONDS, then beside a builder (`INDEXER_MODE=build`,
- * the same settings) until the builder switches the pointer. Measured: the time from the builder's
- * start to the switch, its rate against the allowance, the live writer's lag behind the chain with
- * and without the build, the PostgreSQL space of both schemas at the switch; at the end, with the
- * chain stopped and both writers at its last slot, the built tables against the live ones.
+ * the same settings, or its own limit BENCH_BUILDER_CREDITS) until the builder switches the
+ * pointer. Measured: the time from the builder's start to the switch, its rate against the
+ * allowance, the live writer's lag behind the chain with and without the build, the PostgreSQL
+ * space of both schemas at the switch; at the end, with the chain stopped and both writers at its
+ * last slot, the built tables against the live ones.
  */
 
 const TRANSACTIONS = Number(process.env.BENCH_TRANSACTIONS ?? 100_000);
 const CREDITS = Number(process.env.BENCH_CREDITS ?? 100);
+// The builder's own RPC_REQUESTS_PER_SECOND: the plan's by default, as the kit sets both writers'.
+const BUILDER_CREDITS = Number(process.env.BENCH_BUILDER_CREDITS ?? CREDITS);
 const LIVE_TPS = Number(process.env.BENCH_LIVE_TPS ?? 2);
 const BASELINE_SECONDS = Number(process.env.BENCH_BASELINE_SECONDS ?? 60);
 const SAMPLE_MS = 250;
@@ -133,7 +136,7 @@ export async function run(): Promise<void> {
     // The builder, through the same allowance.
     phase = 'build';
     const tb = Date.now();
-    const builder = start('build', rpc);
+    const builder = start('build', { ...rpc, credits: BUILDER_CREDITS });
     const alone = (RPC_CREDITS.getTransaction! * successful + RPC_CREDITS.getSignaturesForAddress! * (Math.ceil(transactions / 1_000) + 1)) / CREDITS;
     let lastReport = tb;
     const switchedAfter = await until(
@@ -179,7 +182,7 @@ export async function run(): Promise<void> {
     const slots = (x: number) => String(x);
     const secs = (x: number) => `${(x / 1000).toFixed(1)} s`;
     const lines = [
-      `reindex benchmark (${new Date().toISOString()}, node ${process.version}; ${transactions} transactions, ${successful} successful; ${CREDITS} credits/s shared by both writers; the chain growing by ${LIVE_TPS} tx/s; latency ${LATENCY.latencyMs} ± ${LATENCY.jitterMs} ms; RPC_CONCURRENCY ${rpc.concurrency}, RPC_BATCH_SIZE ${rpc.batch})`,
+      `reindex benchmark (${new Date().toISOString()}, node ${process.version}; ${transactions} transactions, ${successful} successful; ${CREDITS} credits/s shared by both writers (the builder pacing itself by ${BUILDER_CREDITS}); the chain growing by ${LIVE_TPS} tx/s; latency ${LATENCY.latencyMs} ± ${LATENCY.jitterMs} ms; RPC_CONCURRENCY ${rpc.concurrency}, RPC_BATCH_SIZE ${rpc.batch})`,
       `  builder start -> switch:        ${buildSeconds.toFixed(1)} s; the backfill alone at the whole allowance: ${alone.toFixed(0)} s (ratio ${(buildSeconds / alone).toFixed(2)})`,
       `  builder's rate:                 ${(built / buildSeconds).toFixed(1)} tx/s committed (${built} by the switch) = ${((built * RPC_CREDITS.getTransaction!) / buildSeconds / CREDITS).toFixed(2)} of the allowance in getTransaction credits`,
       `  credits served during the build: ${(served / buildSeconds).toFixed(1)}/s = ${(served / buildSeconds / CREDITS).toFixed(2)} of the allowance; 429s ${buildStats.stats.rateLimited - baselineStats.stats.rateLimited} (live writer alone: ${baselineStats.stats.rateLimited} in ${BASELINE_SECONDS} s, ${baselineCredits.toFixed(1)} credits/s)`,
