@@ -14,7 +14,7 @@ import { createProjector } from '../../indexer/projection';
 import { createRpcSource } from '../../indexer/sources/rpc';
 import type { ProviderStats, RpcProviderOptions } from '../../simulator/rpc-provider';
 import { tableDigests } from '../../test/support/tables';
-import { backfillSimulator, type ChainReady } from './backfill-chain';
+import { backfillSimulator, type ChainBlock, type ChainReady } from './backfill-chain';
 import { postgresCpuOf } from './indexer-bench';
 import { dropDatabase, freshDatabase, ROOT } from './support';
 
@@ -28,8 +28,8 @@ import { dropDatabase, freshDatabase, ROOT } from './support';
  * keeps the whole run to a few minutes).
  */
 
-const SEED = Number(process.env.BENCH_SEED ?? 1);
-const LATENCY = { latencyMs: 40, jitterMs: 10 };
+export const SEED = Number(process.env.BENCH_SEED ?? 1);
+export const LATENCY = { latencyMs: 40, jitterMs: 10 };
 
 interface Scenario {
   name: string;
@@ -49,8 +49,8 @@ const SCENARIOS: Scenario[] = [
   { name: 'none', what: 'no limit, batches of 50', provider: { ...LATENCY }, client: { requestsPerSecond: 0, concurrency: 32, batchSize: 50 }, transactions: 20_000 },
 ];
 
-/** The chain behind its provider, in a child process (one per transaction count). */
-async function startChain(transactions: number) {
+/** The chain behind its provider, in a child process (one per transaction count; the re-index bench's too). */
+export async function startChain(transactions: number) {
   const child: ChildProcess = fork(path.join(__dirname, 'backfill-chain.ts'), [], {
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
@@ -81,6 +81,17 @@ async function startChain(transactions: number) {
       const s = next<{ stats: ProviderStats; cpuSeconds: number }>('stats');
       child.send({ type: 'stats' });
       return s;
+    },
+    /** The chain goes on at `transactionsPerSecond`, each new slot given to `onBlock`. */
+    grow(transactionsPerSecond: number, onBlock: (b: ChainBlock) => void) {
+      child.on('message', (m: { type?: string }) => m?.type === 'block' && onBlock(m as ChainBlock));
+      child.send({ type: 'grow', transactionsPerSecond });
+    },
+    /** Stops the growth; resolves with the transactions the chain holds then. */
+    async stopGrowing() {
+      const stopped = next<{ transactions: number }>('stopped');
+      child.send({ type: 'stopGrowing' });
+      return (await stopped).transactions;
     },
     stop: () => child.disconnect(),
   };
