@@ -95,6 +95,15 @@ export class IndexerWorkload extends Construct {
 }
 
 /**
+ * The builder's share of the tenant's RPC plan (`RPC_REQUESTS_PER_SECOND`), in tenths: the live
+ * writer uses the same provider key, and a builder pacing itself by the whole plan pushes both
+ * past it, so the live writer's calls wait out 429s. Nine tenths cost the build under 1% of its
+ * time and leave the live writer as fast as alone (D-444, `npm run bench -- reindex`).
+ */
+export const BUILDER_RPC_TENTHS = 9;
+export const builderRpcRate = (plan: number): number => Math.max(1, Math.floor((plan * BUILDER_RPC_TENTHS) / 10));
+
+/**
  * A re-index (`indexer.build.enabled`, D-440): one indexer of the release named by
  * `indexer.build.imageTag` in `INDEXER_MODE=build`, beside the live indexer. It builds that
  * release's projection in a schema of its own from the chain's start, switches every API replica
@@ -107,7 +116,9 @@ export class IndexerBuildWorkload extends Construct {
   constructor(scope: Construct, id: string, ctx: TenantContext) {
     super(scope, id);
     const { values } = ctx;
-    const data = { ...configMapData(values, ctx.tenant, 'indexer'), INDEXER_MODE: 'build' };
+    const data: Record<string, string> = { ...configMapData(values, ctx.tenant, 'indexer'), INDEXER_MODE: 'build' };
+    const plan = Number(data.RPC_REQUESTS_PER_SECOND ?? 0);
+    if (plan > 0) data.RPC_REQUESTS_PER_SECOND = String(builderRpcRate(plan));
     const sorted = Object.fromEntries(Object.entries(data).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     new k8s.KubeConfigMap(this, 'settings', { metadata: metadataOf(ctx, NAMES.indexerBuild, 'indexer-build'), data: sorted });
     const image = `${values.image.repository}:${values.indexer.build.imageTag || values.image.tag}`;

@@ -1,3 +1,4 @@
+import { builderRpcRate } from '../../cdk8s/lib/indexer';
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { createDatabase } from '../../core/db';
@@ -19,7 +20,7 @@ import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnImage } from '
  * BENCH_LIVE_TPS transactions a second, the provider limits every client together to
  * BENCH_CREDITS credits a second (one API key for the tenant), and a live writer follows the chain
  * under that limit, alone for BENCH_BASELINE_SECONDS, then beside a builder (`INDEXER_MODE=build`,
- * the same settings, or its own limit BENCH_BUILDER_CREDITS) until the builder switches the
+ * the same settings but nine tenths of the plan as the kit renders it, or BENCH_BUILDER_CREDITS) until the builder switches the
  * pointer. Measured: the time from the builder's start to the switch, its rate against the
  * allowance, the live writer's lag behind the chain with and without the build, the PostgreSQL
  * space of both schemas at the switch; at the end, with the chain stopped and both writers at its
@@ -28,8 +29,8 @@ import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnImage } from '
 
 const TRANSACTIONS = Number(process.env.BENCH_TRANSACTIONS ?? 100_000);
 const CREDITS = Number(process.env.BENCH_CREDITS ?? 100);
-// The builder's own RPC_REQUESTS_PER_SECOND: the plan's by default, as the kit sets both writers'.
-const BUILDER_CREDITS = Number(process.env.BENCH_BUILDER_CREDITS ?? CREDITS);
+// The builder's own RPC_REQUESTS_PER_SECOND: nine tenths of the plan by default, as the kit renders it (D-444).
+const BUILDER_CREDITS = Number(process.env.BENCH_BUILDER_CREDITS ?? builderRpcRate(CREDITS));
 const LIVE_TPS = Number(process.env.BENCH_LIVE_TPS ?? 2);
 const BASELINE_SECONDS = Number(process.env.BENCH_BASELINE_SECONDS ?? 60);
 const SAMPLE_MS = 250;

@@ -98,6 +98,16 @@ describe('Helm chart', () => {
     for (const o of helmObjects.filter((x) => added.includes(keyOf(x)))) expect(schemaProblems(o)).toEqual([]);
   });
 
+  it('renders the same re-index builder as the cdk8s app, paced under the tenant\'s RPC plan (D-440, D-444)', async () => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as EnvironmentInput & { tenants: Record<string, any> };
+    env.tenants.alpha = { ...env.tenants.alpha, indexer: { build: { enabled: true, imageTag: '0.3.0' } }, settings: { RPC_REQUESTS_PER_SECOND: 250 } };
+    const fromHelm = byKey(releaseObjects(await helmTemplate([env])));
+    const fromCdk8s = byKey(cdk8sObjects(env));
+    expect(Object.keys(fromHelm).sort()).toEqual(Object.keys(fromCdk8s).sort());
+    for (const k of Object.keys(fromCdk8s)) expect([k, fromHelm[k]]).toEqual([k, fromCdk8s[k]]);
+    expect((fromHelm['ConfigMap mi-alpha/market-indexer-indexer-build'] as unknown as { data: Record<string, string> }).data).toMatchObject({ INDEXER_MODE: 'build', RPC_REQUESTS_PER_SECOND: '225' });
+  });
+
   it('renders only the platform part without tenants, and none of its namespace when that is the release\'s', async () => {
     const platformOnly = await helmTemplate([]);
     expect(platformOnly.filter((o) => o.metadata.labels?.['marketindexer.dev/tenant'])).toEqual([]);

@@ -51,6 +51,17 @@ describe('cdk8s kit: a re-index (indexer.build, D-440)', () => {
     expect(policy.ingress).toEqual([after['NetworkPolicy mi-alpha/market-indexer-indexer'].spec.ingress[0]]);
   });
 
+  it("leaves the live writer a tenth of the tenant's RPC plan; an unpaced tenant's builder is unpaced too (D-444)", () => {
+    const paced = withBuild({ enabled: true }) as any;
+    paced.tenants.alpha.settings = { ...paced.tenants.alpha.settings, RPC_REQUESTS_PER_SECOND: 100 };
+    const objects = byKey(paced);
+    expect(objects['ConfigMap mi-alpha/market-indexer-indexer'].data.RPC_REQUESTS_PER_SECOND).toBe('100');
+    expect(objects['ConfigMap mi-alpha/market-indexer-indexer-build'].data.RPC_REQUESTS_PER_SECOND).toBe('90');
+    paced.tenants.alpha.settings.RPC_REQUESTS_PER_SECOND = 1;
+    expect(byKey(paced)['ConfigMap mi-alpha/market-indexer-indexer-build'].data.RPC_REQUESTS_PER_SECOND).toBe('1');
+    expect(byKey(withBuild({ enabled: true }))['ConfigMap mi-alpha/market-indexer-indexer-build'].data.RPC_REQUESTS_PER_SECOND).toBeUndefined();
+  });
+
   it("builds the tenant's own release when no image tag is given", () => {
     const after = byKey(withBuild({ enabled: true }));
     expect((after['Deployment mi-alpha/market-indexer-indexer-build'] as DeploymentLike).spec.template.spec.containers[0]!.image).toBe(
