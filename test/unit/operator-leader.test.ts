@@ -22,7 +22,7 @@ describe('operator leader election', () => {
       name: 'market-indexer-operator',
       identity: 'me',
       leaseSeconds: 0.6, // a renewal every 200 ms, the elector's shortest wait
-      logger: createLogger({ level: 'silent', service: 'test' }),
+      logger: createLogger({ level: 'silent', service: 'test', tenant: 'test' }),
       metrics: createMetrics(),
     });
     const shutdown = new AbortController();
