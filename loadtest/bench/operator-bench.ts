@@ -53,7 +53,7 @@ function startApiServer() {
  * table gives them (D-420): the kit's defaults up to 1,000.
  */
 function operatorMemoryFor(tenants: number): { request: string; limit: string } {
-  const [request, limit] = (process.env.BENCH_OPERATOR_MEMORY ?? (tenants <= 1000 ? '384Mi/512Mi' : tenants <= 3000 ? '1Gi/1536Mi' : '3Gi/4Gi')).split('/');
+  const [request, limit] = (process.env.BENCH_OPERATOR_MEMORY ?? (tenants <= 1000 ? '384Mi/512Mi' : tenants <= 3000 ? '1Gi/1536Mi' : '1536Mi/3Gi')).split('/');
   return { request: request!, limit: limit! };
 }
 
