@@ -18,6 +18,7 @@ export const NAMES = {
   serviceAccount: APP_NAME,
   api: `${APP_NAME}-api`,
   indexer: `${APP_NAME}-indexer`,
+  indexerBuild: `${APP_NAME}-indexer-build`,
   chain: `${APP_NAME}-chain`,
   postgres: 'postgres',
   redis: 'redis',

@@ -6,6 +6,7 @@ import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Common } from '../core/common';
 import { pingDatabase, type Db } from '../core/db';
+import { projectionState } from '../core/db/projection-build-state';
 import { buildHealth } from '../core/health';
 import { indexerHealthInputs, statusBody } from '../core/indexer-state';
 import { serverSpans } from '../core/telemetry/http-span';
@@ -81,10 +82,18 @@ export function createIndexerHttp(opts: {
     }),
   );
   // The tenant's indexing as stored in PostgreSQL, whichever replica answers: the spec's status
-  // data plus the writer's identity. The operator reads it into its MarketIndexer's status.
+  // data plus the writer's identity, and `projection`: the schema the API reads and the build in
+  // progress beside it (D-435). The operator reads it into its MarketIndexer's status.
   app.get(INDEXER_STATUS_PATH, async (_req, res) => {
     const i = await indexerHealthInputs(db, startedAt);
-    res.status(i.dbConnected ? 200 : 503).json({ ...statusBody(i, buildHealth(i)), writer: i.writer, ...(opts.build ? { build: opts.build.status() } : {}) });
+    // Left out when it cannot be read (the migrations not applied yet): the rest still answers.
+    const projection = i.dbConnected ? await projectionState(db).catch(() => undefined) : undefined;
+    res.status(i.dbConnected ? 200 : 503).json({
+      ...statusBody(i, buildHealth(i)),
+      writer: i.writer,
+      ...(projection ? { projection } : {}),
+      ...(opts.build ? { build: opts.build.status() } : {}),
+    });
   });
 
   const secret = common.config.webhookSecret;

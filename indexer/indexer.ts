@@ -47,8 +47,8 @@ export function createIndexer(opts: {
   instance?: string;
   /**
    * The projection schema this indexer builds (D-332), when `databaseUrl` and `db` resolve names
-   * there first: its writer lease is that schema's, and it settles no dead-letter retry (the
-   * API records them against the live tables).
+   * there first: its writer lease is that schema's, and it settles the dead-letter retries
+   * requested for that schema (the API requests them for the schema it reads, D-442).
    */
   schema?: string;
   /** Whether committed changes are published now (always, unless given): a build publishes once switched to (D-411). */
@@ -199,11 +199,11 @@ export function createIndexer(opts: {
     let publishing: Promise<void> = Promise.resolve();
     const epoch = lock.epoch;
     // Dead-letter retries (D-164): settled by this writer between its commits, when the API
-    // notifies and at every heartbeat (a notification sent while no writer listened).
+    // notifies and at every heartbeat (a notification sent while no writer listened); only
+    // those of its own schema (D-442), so every writer may listen.
     let settling: Promise<void> | undefined;
     let settleAgain = false;
     const settleRetries = () => {
-      if (opts.schema) return;
       if (settling) {
         settleAgain = true;
         return;
@@ -226,7 +226,7 @@ export function createIndexer(opts: {
         .finally(() => (settling = undefined));
     };
     // Without notifications (a database that cannot LISTEN) the heartbeat still finds requests.
-    if (!opts.schema) await lock.listen(RETRY_CHANNEL, settleRetries).catch((err: unknown) => logger.warn({ err }, 'LISTEN for dead-letter retries failed; found at heartbeats only'));
+    await lock.listen(RETRY_CHANNEL, settleRetries).catch((err: unknown) => logger.warn({ err }, 'LISTEN for dead-letter retries failed; found at heartbeats only'));
     const tick = () => {
       settleRetries();
       // Not awaited: a slow or unreachable RPC must not delay indexing.

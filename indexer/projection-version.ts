@@ -31,3 +31,17 @@ export async function recordProjectionVersion(db: Db, opts: { release: number; e
   const tables = row.recorded ?? row.tables;
   return { release: opts.release, tables: tables === null ? null : Number(tables), recorded: row.recorded !== null };
 }
+
+/**
+ * Why a live-mode writer must not write the schema the API reads, or undefined when it may: the
+ * schema was built by a newer projection than this release's (D-441). Writing on would put an
+ * older projection's rows into the newer tables, which no re-index would notice (versions only
+ * look for a release newer than its tables). Happens to a release running after a switch made
+ * by a newer one: a pod of the replaced release restarting, or a rollback that kept the pointer.
+ */
+export async function newerProjectionProblem(db: Db, opts: { schema: string; release: number }): Promise<string | undefined> {
+  const row = await db.oneOrNone<{ version: number | null }>(`SELECT version FROM "${opts.schema}".projection_version WHERE id = 1`);
+  const tables = row?.version ?? null;
+  if (tables === null || tables <= opts.release) return undefined;
+  return `the API reads schema ${opts.schema}, built by projection version ${tables}, newer than this release's (${opts.release}): run a release of projection ${tables}, or switch the API back to the tables of projection ${opts.release} first (docs/deploy.md#switching-back)`;
+}

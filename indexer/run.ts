@@ -18,6 +18,7 @@ import { inSchema, LIVE_SCHEMA } from '../core/db/projection-schema';
 import { PROJECTION_VERSION } from '../core/db/projection-version';
 import { startProjectionBuild, startRetentionSweep, type ProjectionBuild } from './build';
 import { createIndexer, type Indexer } from './indexer';
+import { newerProjectionProblem } from './projection-version';
 import { writerInstance } from './writer-lease';
 import { createOracleIngest, runOracleIngest } from './oracle';
 import { createRpcSource } from './sources/rpc';
@@ -113,6 +114,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
       // The live writer writes the schema the pointer names at its start (D-411): after a switch,
       // a release in live mode goes on with the built tables, as the build's standby.
       const liveSchema = await readLiveSchema(database.db);
+      const newer = await newerProjectionProblem(database.db, { schema: liveSchema, release: PROJECTION_VERSION });
+      if (newer) exitWith(`the indexer cannot start: ${newer}`);
       if (liveSchema === LIVE_SCHEMA) indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl, updates, source, instance });
       else {
         const url = inSchema(databaseUrl, liveSchema);

@@ -2,6 +2,7 @@ import type { MarketIndexer } from '../cdk8s/lib/crd';
 import { namespaceOf } from '../cdk8s/lib/names';
 import type { Logger } from '../core/telemetry/logger';
 import type { IndexerObservation, IndexerReading, IndexerUnavailable } from './reconcile';
+import type { BuildReading } from './reconcile/outcome';
 
 /**
  * Reads each tenant indexer's `/status` (its Service, by default) every interval and keeps the
@@ -33,6 +34,29 @@ const UNEXPECTED = "the indexer's /status answer is not the expected JSON (a num
  * The body as text, read as it arrives; undefined (the rest not read, the connection given up)
  * once it is over `limit` bytes, by its Content-Length or by what arrived.
  */
+const SCHEMA = /^(public|p[1-9][0-9]{0,8})$/;
+const isSlot = (v: unknown): v is string => typeof v === 'string' && /^[0-9]{1,20}$/.test(v);
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/**
+ * The `projection` of a `/status` answer (D-435), or undefined when it is absent or not as
+ * expected: an indexer of an earlier release does not send it, and a malformed one is ignored
+ * (the reading stands without it; `Reindexing` says it is not known) rather than failing the read.
+ */
+export function projectionOf(v: unknown): IndexerObservation['projection'] {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { live, build } = v as { live?: unknown; build?: unknown };
+  if (typeof live !== 'string' || !SCHEMA.test(live)) return undefined;
+  if (build === null) return { live, build: null };
+  if (typeof build !== 'object' || build === undefined) return undefined;
+  const b = build as { schema?: unknown; lastProcessedSlot?: unknown; chainTipSlot?: unknown };
+  if (typeof b.schema !== 'string' || !SCHEMA.test(b.schema) || b.schema === 'public') return undefined;
+  if (b.lastProcessedSlot !== null && !isSlot(b.lastProcessedSlot)) return undefined;
+  if (b.chainTipSlot !== null && !isCount(b.chainTipSlot)) return undefined;
+  const reading: BuildReading = { schema: b.schema, lastProcessedSlot: b.lastProcessedSlot, chainTipSlot: b.chainTipSlot };
+  return { live, build: reading };
+}
+
 export async function cappedText(res: Response, limit: number): Promise<string | undefined> {
   if (Number(res.headers.get('content-length') ?? 0) > limit) {
     await res.body?.cancel();
@@ -79,9 +103,10 @@ export function createIndexerStatusPoller(opts: {
       }
       const text = await cappedText(res, STATUS_BODY_LIMIT);
       if (text === undefined) return { unavailable: `the indexer's /status answer is over ${STATUS_BODY_LIMIT} bytes: refused, not read` };
-      const b = JSON.parse(text) as { slotLag?: unknown; lastProcessedSlot?: unknown; writer?: unknown; indexerRunning?: unknown };
-      if (typeof b.slotLag !== 'number' || typeof b.lastProcessedSlot !== 'string') return { unavailable: UNEXPECTED };
-      return { slotLag: b.slotLag, lastProcessedSlot: b.lastProcessedSlot, writer: typeof b.writer === 'string' ? b.writer : null, indexerRunning: b.indexerRunning === true };
+      const b = JSON.parse(text) as { slotLag?: unknown; lastProcessedSlot?: unknown; writer?: unknown; indexerRunning?: unknown; projection?: unknown } | null;
+      if (typeof b?.slotLag !== 'number' || typeof b.lastProcessedSlot !== 'string') return { unavailable: UNEXPECTED };
+      const projection = projectionOf(b.projection);
+      return { slotLag: b.slotLag, lastProcessedSlot: b.lastProcessedSlot, writer: typeof b.writer === 'string' ? b.writer : null, indexerRunning: b.indexerRunning === true, ...(projection ? { projection } : {}) };
     } catch (err) {
       if (err instanceof SyntaxError) return { unavailable: UNEXPECTED };
       return { unavailable: `the indexer's /status did not answer (${(err as Error).message})` };

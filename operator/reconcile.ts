@@ -10,9 +10,10 @@ import type { SpecPolicy } from './policy';
 import { applyNamespace, applyObjects } from './reconcile/apply';
 import { checkClaim, createNamespace, desiredNamespace, liveNamespace } from './reconcile/claim';
 import { addFinalizer, finalize } from './reconcile/finalizer';
-import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, PROBLEM_RETRY_MS, readingOf } from './reconcile/observe';
+import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, PROBLEM_RETRY_MS, readingOf, recordedFigures } from './reconcile/observe';
 import { fetchMarketIndexer, type IndexerReading, type Outcome, type Problem } from './reconcile/outcome';
 import { prune } from './reconcile/prune';
+import { projectionStatus, reindexCondition } from './reconcile/reindex';
 import { checkSecrets } from './reconcile/secrets';
 import { checkPolicy, render } from './reconcile/spec';
 import { createStatusWriter, statusOf } from './reconcile/status';
@@ -57,9 +58,11 @@ export function createReconciler(deps: {
   /** A step refused the resource: `Degraded` with its reason, and the rest is not touched. */
   async function degrade(mi: MarketIndexer, namespace: string, problem: Problem): Promise<Outcome> {
     logger.warn({ marketIndexer: mi.metadata.name, reason: problem.reason, message: problem.message }, 'MarketIndexer degraded');
-    const seen = readingOf(deps.observation(mi), mi.status);
-    const conditions = problemConditions(problem, lagCondition(seen, deps.lagThreshold));
-    await status.write(mi, statusOf(mi, namespace, conditions, seen, undefined, now(), mi.status?.imageTag));
+    const at = now();
+    const { reading: seen, observedAt } = recordedFigures(readingOf(deps.observation(mi), mi.status), mi.status, deps.lagThreshold, at);
+    const projection = projectionStatus(seen, mi.status?.projection, at);
+    const conditions = [...problemConditions(problem, lagCondition(seen, deps.lagThreshold)), reindexCondition(seen, projection)];
+    await status.write(mi, statusOf(mi, namespace, conditions, seen, undefined, at, mi.status?.imageTag, projection, observedAt));
     return { result: 'degraded', reason: problem.reason, retryAfterMs: PROBLEM_RETRY_MS };
   }
 
@@ -102,11 +105,15 @@ export function createReconciler(deps: {
 
     // Observe the Deployments and the indexer, and write the status if it changed.
     const observed = observe(caches, namespace);
-    const seen = readingOf(deps.observation(mi), mi.status);
+    const at = now();
+    // The indexer's figures change at every read: recorded at most once a minute while only they do (D-443).
+    const { reading: seen, observedAt } = recordedFigures(readingOf(deps.observation(mi), mi.status), mi.status, deps.lagThreshold, at);
     // A new image tag rolls both Deployments: Progressing names the tag it leaves and the one it takes.
     const tags = { running: mi.status?.imageTag, wanted: rendered.values.image.tag };
-    const conditions = observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold), tags);
-    await status.write(mi, statusOf(mi, namespace, conditions, seen, observed.apiReadyReplicas, now(), observed.rolledOut ? tags.wanted : tags.running));
+    // The re-index's figures change at every read: recorded at most once a minute (D-436).
+    const projection = projectionStatus(seen, mi.status?.projection, at);
+    const conditions = [...observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold), tags), reindexCondition(seen, projection)];
+    await status.write(mi, statusOf(mi, namespace, conditions, seen, observed.apiReadyReplicas, at, observed.rolledOut ? tags.wanted : tags.running, projection, observedAt));
     return outcomeOf(observed, unserved);
   }
 

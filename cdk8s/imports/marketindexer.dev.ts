@@ -428,6 +428,11 @@ export interface MarketIndexerSpecIndexer {
    * @schema MarketIndexerSpecIndexer#resources
    */
   readonly resources?: MarketIndexerSpecIndexerResources;
+
+  /**
+   * @schema MarketIndexerSpecIndexer#build
+   */
+  readonly build_?: MarketIndexerSpecIndexerBuild;
 }
 
 /**
@@ -439,6 +444,7 @@ export function toJson_MarketIndexerSpecIndexer(obj: MarketIndexerSpecIndexer | 
   const result = {
     'replicas': obj.replicas,
     'resources': toJson_MarketIndexerSpecIndexerResources(obj.resources),
+    'build': toJson_MarketIndexerSpecIndexerBuild(obj.build_),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -583,13 +589,6 @@ export interface MarketIndexerSpecSettings {
    * @schema MarketIndexerSpecSettings#INDEXER_LEASE_RETRY_PERIOD_MS
    */
   readonly indexerLeaseRetryPeriodMs?: number;
-
-  /**
-   * `live`: write the live schema's tables; `build`: build this release's projection version in schema `p<version>` (created if missing) from the chain's start, switch the API to it once within `INDEXER_BUILD_SWITCH_SLOTS` of the live writer, and write it from then on (D-411)
-   *
-   * @schema MarketIndexerSpecSettings#INDEXER_MODE
-   */
-  readonly indexerMode?: MarketIndexerSpecSettingsIndexerMode;
 
   /**
    * in `build` mode: how close to the live writer's last processed slot the build must be for the API to be switched to it (D-411)
@@ -772,7 +771,6 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'INDEXER_LEASE_DURATION_MS': obj.indexerLeaseDurationMs,
     'INDEXER_LEASE_RENEW_DEADLINE_MS': obj.indexerLeaseRenewDeadlineMs,
     'INDEXER_LEASE_RETRY_PERIOD_MS': obj.indexerLeaseRetryPeriodMs,
-    'INDEXER_MODE': obj.indexerMode,
     'INDEXER_BUILD_SWITCH_SLOTS': obj.indexerBuildSwitchSlots,
     'PROJECTION_RETAIN_HOURS': obj.projectionRetainHours,
     'RATE_LIMIT_WINDOW_MS': obj.rateLimitWindowMs,
@@ -1434,6 +1432,40 @@ export function toJson_MarketIndexerSpecIndexerResources(obj: MarketIndexerSpecI
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * @schema MarketIndexerSpecIndexerBuild
+ */
+export interface MarketIndexerSpecIndexerBuild {
+  /**
+   * a re-index: one more indexer, in INDEXER_MODE=build, rebuilds the tables of its release's projection in a schema of their own while the live indexer keeps writing, and switches the API to them once caught up (rpc and simulator sources)
+   *
+   * @schema MarketIndexerSpecIndexerBuild#enabled
+   */
+  readonly enabled?: boolean;
+
+  /**
+   * the builder's image tag: the release whose projection it builds; empty: the tenant's image.tag
+   *
+   * @schema MarketIndexerSpecIndexerBuild#imageTag
+   */
+  readonly imageTag?: string;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecIndexerBuild' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecIndexerBuild(obj: MarketIndexerSpecIndexerBuild | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'enabled': obj.enabled,
+    'imageTag': obj.imageTag,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
  * pino log level
  *
  * @schema MarketIndexerSpecSettingsLogLevel
@@ -1467,18 +1499,6 @@ export enum MarketIndexerSpecSettingsLogFormat {
   JSON = "json",
   /** pretty */
   PRETTY = "pretty",
-}
-
-/**
- * `live`: write the live schema's tables; `build`: build this release's projection version in schema `p<version>` (created if missing) from the chain's start, switch the API to it once within `INDEXER_BUILD_SWITCH_SLOTS` of the live writer, and write it from then on (D-411)
- *
- * @schema MarketIndexerSpecSettingsIndexerMode
- */
-export enum MarketIndexerSpecSettingsIndexerMode {
-  /** live */
-  LIVE = "live",
-  /** build */
-  BUILD = "build",
 }
 
 /**

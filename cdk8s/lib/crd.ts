@@ -18,7 +18,7 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 export const DELETION_POLICIES = ['Retain', 'Delete'] as const;
 export type DeletionPolicy = (typeof DELETION_POLICIES)[number];
 
-export const CONDITION_TYPES = ['Ready', 'Progressing', 'Degraded', 'IndexerLagging'] as const;
+export const CONDITION_TYPES = ['Ready', 'Progressing', 'Degraded', 'IndexerLagging', 'Reindexing'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 const tenantSpec = deepPartial(TenantValuesSchema) as unknown as { properties: Record<string, TSchema> };
@@ -61,6 +61,25 @@ export const MarketIndexerStatusSchema = Type.Object({
       lastProcessedSlot: Type.Optional(Type.String({ description: 'last slot committed (u64 as a string)' })),
       slotLag: Type.Optional(Type.Integer({ minimum: 0 })),
       writer: Type.Optional(Type.String({ description: 'the indexer process holding the writer lock (pod:pid)' })),
+      observedAt: Type.Optional(Type.String({ format: 'date-time', description: 'when these figures were read; refreshed at most once a minute while nothing else changes' })),
+    }),
+  ),
+  projection: Type.Optional(
+    Type.Object({
+      liveSchema: Type.Optional(Type.String({ description: 'the schema whose tables the API reads: public, or p<version> after a re-index switched to it' })),
+      switchedFrom: Type.Optional(Type.String({ description: 'the schema the API read before the last switch the operator saw' })),
+      build: Type.Optional(
+        Type.Object(
+          {
+            schema: Type.String({ description: 'the projection schema being built beside the live one (p<version>)' }),
+            lastProcessedSlot: Type.Optional(Type.String({ description: 'the last slot the build processed (u64 as a string)' })),
+            chainTipSlot: Type.Optional(Type.Integer({ minimum: 0, description: "the chain's tip as the build's writer last saw it" })),
+            slotLag: Type.Optional(Type.Integer({ minimum: 0 })),
+            observedAt: Type.String({ format: 'date-time', description: 'when these figures were read (refreshed at most once a minute)' }),
+          },
+          { description: 'a re-index in progress (absent when none)' },
+        ),
+      ),
     }),
   ),
   api: Type.Optional(Type.Object({ readyReplicas: Type.Optional(Type.Integer({ minimum: 0 })) })),
@@ -166,6 +185,8 @@ export function marketIndexerCrd(): Json {
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
             { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
             { name: 'Slot lag', type: 'integer', jsonPath: '.status.indexer.slotLag' },
+            // A re-index's progress while it builds, then the switch it made (D-438).
+            { name: 'Reindex', type: 'string', jsonPath: '.status.conditions[?(@.type=="Reindexing")].message' },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

@@ -51,6 +51,8 @@ export const TENANT_DEFAULTS: TenantValues = {
     // --max-semi-space-size=64), a standby 5 m and 128 MiB; the row cache (INDEXER_CACHE_ROWS,
     // D-62) adds 70–200 MB when full. A standby becomes the writer, so both are sized as one (D-380).
     resources: { requests: { cpu: '100m', memory: '512Mi' }, limits: { cpu: '1', memory: '1Gi' } },
+    // A re-index is asked for, never started by an upgrade alone (D-440).
+    build: { enabled: false, imageTag: '' },
   },
   settings: {},
   networkPolicy: {

@@ -99,6 +99,23 @@ export class TenantNetworkPolicies extends Construct {
       'indexer',
     );
 
+    // A re-index's builder (D-440) reaches what the indexer reaches; only the scraper reaches it.
+    const building = values.indexer.build.enabled;
+    if (building) {
+      policy(
+        'indexer-build',
+        NAMES.indexerBuild,
+        {
+          podSelector: { matchLabels: selectorLabels(ctx.labels, 'indexer-build') },
+          policyTypes: ['Ingress', 'Egress'],
+          ingress: [scraper],
+          egress: [...common, rpc, ...traced],
+        },
+        'indexer-build',
+      );
+    }
+    const storeClients: Component[] = building ? ['api', 'indexer', 'indexer-build'] : ['api', 'indexer'];
+
     if (simulated) {
       policy(
         'chain',
@@ -106,14 +123,14 @@ export class TenantNetworkPolicies extends Construct {
         {
           podSelector: { matchLabels: selectorLabels(ctx.labels, 'chain') },
           policyTypes: ['Ingress'],
-          ingress: [{ from: [clientsOf(['api', 'indexer'])], ports: [tcp(CHAIN_PORT_NAME)] }],
+          ingress: [{ from: [clientsOf(storeClients)], ports: [tcp(CHAIN_PORT_NAME)] }],
         },
         'chain',
       );
     }
 
     if (dev) {
-      const clients = clientsOf(['api', 'indexer']);
+      const clients = clientsOf(storeClients);
       for (const component of ['postgres', 'redis'] as const) {
         policy(
           component,

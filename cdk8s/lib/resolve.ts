@@ -137,6 +137,8 @@ export function tenantProblems(v: TenantValues): string[] {
   if (source.type === 'webhook' && !source.webhookSecretRef) p.push('source.webhookSecretRef: required when source.type is webhook');
   // Pushed transactions are queued by the process that receives them: a standby would keep them.
   if (source.type === 'webhook' && v.indexer.replicas !== 1) p.push('indexer.replicas must be 1 when source.type is webhook');
+  // A build backfills from the chain's first transaction: a webhook only delivers what comes (D-411).
+  if (source.type === 'webhook' && v.indexer.build.enabled) p.push('indexer.build.enabled needs a source that backfills (rpc or simulator), not webhook');
   if (api.ingress.enabled && !api.ingress.host) p.push('api.ingress.host: required when api.ingress.enabled is true');
   p.push(...proxyProblems(v));
   // The dev stores write their Secret(s) whole: a key the kit does not write there would be missing.

@@ -5,7 +5,7 @@ import { catalogProblems, manifestsUnder } from './catalog-check';
 import { ChainWorkload } from './chain';
 import { createTenantContext, type TenantContext } from './context';
 import { DevStores } from './dev-stores';
-import { IndexerWorkload } from './indexer';
+import { IndexerBuildWorkload, IndexerWorkload } from './indexer';
 import { TenantMonitoring } from './monitoring';
 import { commonLabels, NAMES, POD_SECURITY_LABELS } from './names';
 import { TenantNetworkPolicies } from './network';
@@ -61,6 +61,7 @@ export class MarketIndexerTenant extends Construct {
     });
     new ApiWorkload(this, 'api', ctx);
     new IndexerWorkload(this, 'indexer', ctx);
+    if (this.values.indexer.build.enabled) new IndexerBuildWorkload(this, 'indexer-build', ctx);
     if (this.values.source.type === 'simulator') new ChainWorkload(this, 'chain', ctx);
     if (this.values.networkPolicy.enabled) new TenantNetworkPolicies(this, 'network', ctx);
     if (this.values.quota.enabled) new TenantQuota(this, 'quota', ctx);

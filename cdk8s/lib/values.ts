@@ -88,6 +88,9 @@ export const KIT_MANAGED_SETTINGS = [
   'DATA_DIR',
   // Follows from the tenant's `variant` (D-159): one field says what a tenant serves.
   'API_VARIANT',
+  // Follows from the workload (D-440): `build` only in the builder's Deployment, never tenant-wide,
+  // where it would make every indexer replica a builder and leave the live tables unwritten.
+  'INDEXER_MODE',
 ] as const satisfies readonly SettingName[];
 
 export const TUNABLE_SETTINGS = (Object.keys(SETTINGS) as SettingName[]).filter((name) => {
@@ -182,6 +185,19 @@ const tenantProperties = {
     {
       replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'one writer, the rest hot standbys (rpc and simulator sources)' }),
       resources: Resources,
+      build: Type.Object(
+        {
+          enabled: Type.Boolean({
+            description:
+              "a re-index: one more indexer, in INDEXER_MODE=build, rebuilds the tables of its release's projection in a schema of their own while the live indexer keeps writing, and switches the API to them once caught up (rpc and simulator sources)",
+          }),
+          imageTag: Type.String({
+            pattern: '^([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$',
+            description: "the builder's image tag: the release whose projection it builds; empty: the tenant's image.tag",
+          }),
+        },
+        { additionalProperties: false },
+      ),
     },
     { additionalProperties: false },
   ),

@@ -159,7 +159,7 @@ export function createProjector(opts: {
   async function settleRetries({ writerEpoch }: { writerEpoch: number }): Promise<RetryDone[]> {
     // Asked at every heartbeat: nothing pending (the usual answer, from a partial index) costs
     // the commits no turn and the cursor row no lock.
-    if (!(await opts.db.one<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM dead_letter_retries WHERE outcome IS NULL) AS any')).any) return [];
+    if (!(await opts.db.one<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM dead_letter_retries WHERE outcome IS NULL AND schema_name = current_schema()) AS any')).any) return [];
     return exclusive(async () => {
       const out: RetryDone[] = [];
       try {

@@ -34,7 +34,8 @@ export async function settleNextRetry(
 ): Promise<RetryDone | undefined> {
   const startIds = await lockCursor(t, deps.writerEpoch);
   const req = await t.oneOrNone<{ id: string; dead_letter_id: string }>(
-    'SELECT id, dead_letter_id FROM dead_letter_retries WHERE outcome IS NULL ORDER BY id LIMIT 1 FOR UPDATE',
+    // The requests for this writer's schema only: its session resolves names there first (D-442).
+    'SELECT id, dead_letter_id FROM dead_letter_retries WHERE outcome IS NULL AND schema_name = current_schema() ORDER BY id LIMIT 1 FOR UPDATE',
   );
   if (!req) return undefined;
   const done = async (outcome: RetryOutcome, reason: string | null, detail: string | null, messages: ChannelUpdate[] = []): Promise<RetryDone> => {

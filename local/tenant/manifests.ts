@@ -114,7 +114,8 @@ export function readRenderedTenant(dir: string, tenant: string): RenderedTenant 
   return fromObjects(read(`${tenant}.yaml`), platform);
 }
 
-function fromObjects(objects: K8sObject[], platform: K8sObject[]): RenderedTenant {
+/** A tenant from its objects (its Namespace among them) and the platform part beside it. */
+export function fromObjects(objects: K8sObject[], platform: K8sObject[]): RenderedTenant {
   const ns = objects.find((o) => o.kind === 'Namespace');
   if (!ns) throw new TenantNotFoundError('the rendered tenant has no Namespace');
   const labels = ns.metadata.labels ?? {};

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, resolveCommit } from '../release/git';
 import type { PodCode } from './runner';
@@ -113,4 +113,31 @@ export async function prepareRelease(opts: {
 /** Removes the release's worktree (and its cache folder) from this repository. */
 export function removeRelease(root: string, release: PreparedRelease): void {
   git(root, ['worktree', 'remove', '--force', release.dir]);
+}
+
+/**
+ * The next release as far as the projection is concerned (docs/local-tenant.md#a-re-index): this
+ * checkout's files as they are (tracked and new, not ignored), hard-linked into `dir`, with
+ * `PROJECTION_VERSION` one higher, run from its sources. A release that fixes how an event
+ * becomes rows ships exactly that bump beside the fix; with no fix, the rows it builds must equal
+ * the live ones, which is what a re-index journey can then compare. Made afresh on each call.
+ */
+export function projectionNextRelease(root: string, dir: string): { version: number; code: PodCode } {
+  rmSync(dir, { recursive: true, force: true });
+  const files = git(root, ['ls-files', '--cached', '--others', '--exclude-standard', '-z']).split('\0').filter(Boolean);
+  for (const f of files) {
+    const from = path.join(root, f);
+    if (!existsSync(from)) continue; // deleted in the work tree, not yet in the index
+    mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    linkSync(from, path.join(dir, f));
+  }
+  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  const file = path.join(dir, 'core/db/projection-version.ts');
+  const text = readFileSync(file, 'utf8');
+  const current = Number(/export const PROJECTION_VERSION = (\d+);/.exec(text)?.[1]);
+  if (!Number.isInteger(current)) throw new ReleaseBuildError(`${file}: no PROJECTION_VERSION to bump`);
+  // A new file, not the hard link written through: the checkout keeps its own version.
+  rmSync(file);
+  writeFileSync(file, text.replace(`export const PROJECTION_VERSION = ${current};`, `export const PROJECTION_VERSION = ${current + 1};`));
+  return { version: current + 1, code: { root: dir } };
 }

@@ -61,12 +61,61 @@ export async function rollTenant(opts: { tenant: RunningTenant; to: RenderedTena
   const source = tenant.podSource(opts.to.objects, opts.code);
   const deployments = ofKind<DeploymentObject>(opts.to.objects, 'Deployment');
   const workloads = workloadsOf(opts.to.objects).filter((w) => w.kind === 'Deployment' && tenant.podsOf(w.name).length > 0);
-  return Promise.all(
+  const rolled = await Promise.all(
     workloads.map((w) => {
       const d = deployments.find((x) => x.metadata.name === w.name)!;
       return rollDeployment({ ...opts, workload: w, strategy: strategyCounts(d.spec, w.replicas), addPod: (name) => tenant.addPod(w, name, source) });
     }),
   );
+  for (const d of deployments) appliedTemplates(tenant).set(d.metadata.name, templateOf(d));
+  return rolled;
+}
+
+/** The pod template each Deployment of a running tenant was last applied with, as the API server keeps it. */
+const applied = new WeakMap<RunningTenant, Map<string, string>>();
+const templateOf = (d: K8sObject) => JSON.stringify((d as unknown as { spec: { template: unknown } }).spec.template);
+function appliedTemplates(tenant: RunningTenant): Map<string, string> {
+  let m = applied.get(tenant);
+  if (!m) applied.set(tenant, (m = new Map(ofKind<DeploymentObject>(tenant.rendered?.objects ?? [], 'Deployment').map((d) => [d.metadata.name, templateOf(d)]))));
+  return m;
+}
+
+/**
+ * `kubectl apply` of a new rendering of a running tenant, as the controllers then act on it
+ * (docs/local-tenant.md#a-rollout): a Deployment that is new gets its pods; one whose pod
+ * template changed is rolled as `rollTenant` rolls it; one the rendering no longer has loses its
+ * pods; one unchanged is left alone. Each pod runs the code of its container's image
+ * (`codeOf`), so two releases can run side by side (a re-index's builder beside the live
+ * indexer). Resolves when every Deployment of `to` has only its new pods, all Ready.
+ */
+export async function applyTenant(opts: { tenant: RunningTenant; to: RenderedTenant; codeOf: (image: string) => PodCode; revision: string; log?: (line: string) => void }): Promise<DeploymentRollout[]> {
+  const { tenant } = opts;
+  const templates = appliedTemplates(tenant);
+  const deployments = ofKind<DeploymentObject>(opts.to.objects, 'Deployment');
+  const workloads = workloadsOf(opts.to.objects).filter((w) => w.kind === 'Deployment' && templates.get(w.name) !== templateOf(deployments.find((d) => d.metadata.name === w.name)!));
+  const removed = [...templates.keys()].filter((name) => !deployments.some((d) => d.metadata.name === name));
+  const rolled = await Promise.all([
+    ...workloads.map((w) => {
+      const d = deployments.find((x) => x.metadata.name === w.name)!;
+      const source = tenant.podSource(opts.to.objects, opts.codeOf(w.pod.containers[0]!.image));
+      return rollDeployment({ ...opts, workload: w, strategy: strategyCounts(d.spec, w.replicas), addPod: (name) => tenant.addPod(w, name, source) });
+    }),
+    ...removed.map(async (name): Promise<DeploymentRollout> => {
+      const pods = tenant.podsOf(name);
+      const report: DeploymentRollout = { deployment: name, replicas: 0, maxSurge: 0, maxUnavailable: 0, mostPods: pods.length, fewestReady: 0, steps: [] };
+      await Promise.all(
+        pods.map(async (p) => {
+          report.steps.push({ at: Date.now(), deployment: name, action: 'delete', pod: p.name });
+          await tenant.deletePod(p);
+          report.steps.push({ at: Date.now(), deployment: name, action: 'deleted', pod: p.name });
+        }),
+      );
+      return report;
+    }),
+  ]);
+  for (const name of removed) templates.delete(name);
+  for (const d of deployments) templates.set(d.metadata.name, templateOf(d));
+  return rolled;
 }
 
 async function rollDeployment(opts: {

@@ -6,12 +6,21 @@ export const FINALIZER = 'marketindexer.dev/cleanup';
 /** The one field manager of every server-side apply, and the source of its Events. */
 export const FIELD_MANAGER = 'market-indexer-operator';
 
+/** A projection build as a tenant indexer's `/status` reports it (D-435). */
+export interface BuildReading {
+  schema: string;
+  lastProcessedSlot: string | null;
+  chainTipSlot: number | null;
+}
+
 /** What the operator last read from a tenant indexer's `/status`. */
 export interface IndexerObservation {
   slotLag: number;
   lastProcessedSlot: string;
   writer: string | null;
   indexerRunning: boolean;
+  /** The schema the API reads and the build in progress (null: none); absent when the indexer does not report it. */
+  projection?: { live: string; build: BuildReading | null };
 }
 
 /** Why there is no observation: the indexer's `/status` failed to answer, and how (the condition's message). */

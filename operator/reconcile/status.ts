@@ -4,11 +4,12 @@ import type { Logger } from '../../core/telemetry/logger';
 import { nextConditions, transitions, type ConditionInput } from '../conditions';
 import type { KubeClient } from '../kube/client';
 import { FIELD_MANAGER, type IndexerReading } from './outcome';
+import type { ProjectionStatus } from './reindex';
 
 type Json = Record<string, unknown>;
 const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The status a reconcile computed: its conditions, the indexer's last `/status`, the API's ready replicas, the image tag it runs. */
+/** The status a reconcile computed: its conditions, the indexer's last `/status`, the API's ready replicas, the image tag it runs, the projection (D-436). */
 export function statusOf(
   mi: MarketIndexer,
   namespace: string,
@@ -17,6 +18,8 @@ export function statusOf(
   apiReady: number | undefined,
   now: string,
   imageTag?: string,
+  projection?: ProjectionStatus,
+  indexerObservedAt?: string,
 ): MarketIndexerStatus {
   const generation = mi.metadata.generation ?? 1;
   const observation = reading && !('unavailable' in reading) ? reading : undefined;
@@ -25,10 +28,11 @@ export function statusOf(
     namespace,
     conditions: nextConditions(mi.status?.conditions, conditions, generation, now),
     indexer: observation
-      ? { lastProcessedSlot: observation.lastProcessedSlot, slotLag: observation.slotLag, ...(observation.writer ? { writer: observation.writer } : {}) }
+      ? { lastProcessedSlot: observation.lastProcessedSlot, slotLag: observation.slotLag, ...(observation.writer ? { writer: observation.writer } : {}), ...(indexerObservedAt ? { observedAt: indexerObservedAt } : {}) }
       : {},
     api: { readyReplicas: apiReady ?? 0 },
     ...(imageTag ? { imageTag } : {}),
+    projection: projection ?? {},
   };
 }
 
@@ -65,8 +69,11 @@ export function createStatusWriter(deps: {
   const { kube, logger } = deps;
   const clock = deps.clock ?? Date.now;
 
-  async function event(mi: MarketIndexer, c: Condition): Promise<void> {
-    const warning = (c.type === 'Ready' && c.status !== 'True') || (c.type !== 'Ready' && c.type !== 'Progressing' && c.status === 'True');
+  /** A condition's change of status; `Warning` for the bad ones (a re-index building is not one). */
+  const conditionEvent = (mi: MarketIndexer, c: Condition) =>
+    event(mi, c.reason, `${c.type}=${c.status}: ${c.message}`, (c.type === 'Ready' && c.status !== 'True') || (!['Ready', 'Progressing', 'Reindexing'].includes(c.type) && c.status === 'True'));
+
+  async function event(mi: MarketIndexer, reason: string, message: string, warning: boolean): Promise<void> {
     const ts = deps.now();
     const name = `${mi.metadata.name}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 6)}`;
     // Events of a cluster-scoped object go to the operator's own namespace, the only one where it
@@ -77,8 +84,8 @@ export function createStatusWriter(deps: {
         kind: 'Event',
         metadata: { name, namespace: deps.platformNamespace },
         involvedObject: { apiVersion: mi.apiVersion, kind: mi.kind, name: mi.metadata.name, uid: mi.metadata.uid },
-        reason: c.reason,
-        message: `${c.type}=${c.status}: ${c.message}`,
+        reason,
+        message,
         type: warning ? 'Warning' : 'Normal',
         firstTimestamp: ts,
         lastTimestamp: ts,
@@ -106,15 +113,30 @@ export function createStatusWriter(deps: {
       if (JSON.stringify(canonical(current)) === JSON.stringify(canonical(next))) return;
       // A merge patch of the whole status; null removes what is no longer known.
       const indexer = next.indexer ?? {};
+      const p = next.projection ?? {};
+      // The build's fields one by one: a merge patch merges objects, so one it no longer has must be null.
+      const b = p.build;
+      const build = b ? { ...b, lastProcessedSlot: b.lastProcessedSlot ?? null, chainTipSlot: b.chainTipSlot ?? null, slotLag: b.slotLag ?? null } : null;
       const out = await kube.mergePatch(
         MARKET_INDEXER,
         undefined,
         mi.metadata.name,
-        { status: { ...next, indexer: { lastProcessedSlot: indexer.lastProcessedSlot ?? null, slotLag: indexer.slotLag ?? null, writer: indexer.writer ?? null } } },
+        {
+          status: {
+            ...next,
+            indexer: { lastProcessedSlot: indexer.lastProcessedSlot ?? null, slotLag: indexer.slotLag ?? null, writer: indexer.writer ?? null, observedAt: indexer.observedAt ?? null },
+            projection: { liveSchema: p.liveSchema ?? null, switchedFrom: p.switchedFrom ?? null, build },
+          },
+        },
         'status',
       );
       written.set(mi.metadata.name, { status: next, resourceVersion: out.metadata.resourceVersion, at: clock() });
-      for (const c of transitions(current.conditions, next.conditions ?? [])) await event(mi, c);
+      // A change of the live schema between two recorded readings is a switch (D-437): one Event
+      // naming both schemas, which stands for the Reindexing transition it causes.
+      const [from, to] = [current.projection?.liveSchema, next.projection?.liveSchema];
+      const switched = !!from && !!to && from !== to;
+      for (const c of transitions(current.conditions, next.conditions ?? [])) if (!(switched && c.type === 'Reindexing')) await conditionEvent(mi, c);
+      if (switched) await event(mi, 'ProjectionSwitched', `the API reads ${to}, switched from ${from}`, false);
     },
   };
 }

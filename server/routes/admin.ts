@@ -1,12 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import Joi from 'joi';
 import { createApiKeyStore, type ApiKeyInfo } from '../../core/api-keys';
+import { buildProgressOf, projectionBuildState } from '../../core/db/projection-build-state';
 import { reindexDue } from '../../core/db/projection-version';
 import { RETRY_CHANNEL, WRITER_LOCK_APPLICATION, writerLockKey } from '../../core/indexer-admin';
 import { PLAN_NAMES } from '../../core/plans';
 import { ApiError } from '../http/errors';
 import { limit, NO_PARAMS, offset } from '../http/validate';
-import { auditPage, deadLetterCounts, deadLettersPage, indexerState, projectionBuildState, requestRetry, retryById, revokeAttestation, writerLockSessions, type RetryRow } from '../read/queries/admin';
+import { auditPage, deadLetterCounts, deadLettersPage, indexerState, requestRetry, retryById, revokeAttestation, writerLockSessions, type RetryRow } from '../read/queries/admin';
 import { route, type RouteDef, type RouteDeps } from './table';
 
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
@@ -54,8 +55,6 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs, apiKeyRevoked }: R
           writerLockSessions(db, writerLockKey(tenantId), WRITER_LOCK_APPLICATION),
           projectionBuildState(db),
         ]);
-        const builtSlot = num(b?.last_processed_slot);
-        const buildTip = num(b?.chain_tip_slot);
         const session = (x: (typeof sessions)[number]) => ({
           pid: x.pid,
           // `market-indexer-writer-lock <host>:<pid>`: the instance after the prefix, when PostgreSQL lets us see it.
@@ -83,16 +82,7 @@ export function adminRoutes({ db, tenantId, requestTimeoutMs, apiKeyRevoked }: R
             // Which projection built the tables, and the writer's (D-331).
             projection: { ...projection, recordedAt: iso(s?.projection_recorded_at), reindexDue: reindexDue(projection) },
             // A projection schema being built beside the live one (D-411), until it is switched to.
-            build: b
-              ? {
-                  schema: b.schema as string,
-                  lastProcessedSlot: builtSlot === null ? null : String(builtSlot),
-                  chainTipSlot: buildTip,
-                  slotLag: buildTip !== null && builtSlot !== null ? Math.max(0, buildTip - builtSlot) : null,
-                  writerId: (b.writer_id as string | null) ?? null,
-                  heartbeatAt: iso(b.heartbeat_at),
-                }
-              : null,
+            build: b ? { ...buildProgressOf(b), writerId: b.writer_id, heartbeatAt: iso(b.heartbeat_at) } : null,
           },
         });
       },

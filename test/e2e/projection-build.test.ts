@@ -4,7 +4,7 @@ import { projectionSchema } from '../../core/db/projection-schema';
 import { PROJECTION_VERSION } from '../../core/db/projection-version';
 import { PROGRAM_ID } from '../support/indexer';
 import { createTestDatabase } from '../support/pg';
-import { spawnApi, spawnIndexer } from '../support/processes';
+import { runEntry, spawnApi, spawnIndexer } from '../support/processes';
 import { TEST_REDIS_URL, testTenant } from '../support/redis';
 import { waitFor } from '../support/tables';
 import { WsClient } from '../support/ws';
@@ -43,6 +43,17 @@ describe('INDEXER_MODE=build, as processes', () => {
       expect(await after.exited).toEqual({ code: 0, signal: null });
       expect(await slot()).toBe('200');
       expect(await database.db.one('SELECT last_processed_slot FROM public.indexer_cursor')).toEqual({ last_processed_slot: '140' });
+
+      // A release older than the projection the API reads (here: the built schema recorded as a
+      // newer version) refuses to write it, naming both versions and the way out (D-441).
+      const built = projectionSchema(PROJECTION_VERSION);
+      await database.db.none(`UPDATE ${built}.projection_version SET version = $1`, [PROJECTION_VERSION + 1]);
+      const older = await runEntry('indexer/main.ts', [...chain, '--no-progress'], { env, timeoutMs: 30_000 });
+      expect(older.code).toBe(1);
+      expect(older.stderr.trim()).toBe(
+        `the indexer cannot start: the API reads schema ${built}, built by projection version ${PROJECTION_VERSION + 1}, newer than this release's (${PROJECTION_VERSION}): run a release of projection ${PROJECTION_VERSION + 1}, or switch the API back to the tables of projection ${PROJECTION_VERSION} first (docs/deploy.md#switching-back)`,
+      );
+      expect(await slot()).toBe('200');
     } finally {
       api.child.kill('SIGKILL');
       await database.close();

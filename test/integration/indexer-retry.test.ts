@@ -52,3 +52,40 @@ describe('Projector.settleRetries', () => {
     expect(await p.database.db.one('SELECT outcome FROM dead_letter_retries')).toEqual({ outcome: null });
   });
 });
+
+/**
+ * Dead letters live in each projection schema, retry requests in one shared queue (D-442): a
+ * request names the schema the API read the dead letter from, and only that schema's writer
+ * settles it, so the same id in two schemas never gets mixed up.
+ */
+describe('dead-letter retries per projection schema', () => {
+  it("the API's request names the schema it read; each schema's writer settles only its own", async () => {
+    const p = await projectionDb({ cacheRows: 10_000 });
+    const { createProjectionSchema, inSchema } = await import('../../core/db/projection-schema');
+    const { createDatabase } = await import('../../core/db');
+    const { createProjector } = await import('../../indexer/projection');
+    const { requestRetry } = await import('../../server/read/queries/admin');
+    await createProjectionSchema(p.database.db, 9);
+    const built = createDatabase({ url: inSchema(p.tdb.url, 'p9'), poolMax: 2 });
+    try {
+      // The same id, a dead letter in each schema (whole transactions held back: nothing to re-apply).
+      for (const db of [p.database.db, built.db]) {
+        await db.none("INSERT INTO dead_letters (id, signature, event_index, reason, detail, source) VALUES (1, 'sig', -1, 'malformed', 'held back', 'test')");
+      }
+      const fromLive = await requestRetry(p.database.db, '1', 'admin', 'dead_letter_retry');
+      const fromBuilt = await requestRetry(built.db, '1', 'admin', 'dead_letter_retry');
+      expect(await p.database.db.any('SELECT id, schema_name FROM dead_letter_retries ORDER BY id')).toEqual([
+        { id: fromLive!.id, schema_name: 'public' },
+        { id: fromBuilt!.id, schema_name: 'p9' },
+      ]);
+      const builtWriter = createProjector({ db: built.db, pgp: built.pgp, programId: PROGRAM_ID, source: 'test' });
+      const settled = await builtWriter.settleRetries({ writerEpoch: 0 });
+      expect(settled.map((d) => [d.requestId, d.outcome, d.reason])).toEqual([[Number(fromBuilt!.id), 'not_retryable', 'no_event']]);
+      expect(await p.database.db.one('SELECT outcome FROM dead_letter_retries WHERE id = $1', [fromLive!.id])).toEqual({ outcome: null });
+      expect((await p.projector.settleRetries({ writerEpoch: 0 })).map((d) => d.requestId)).toEqual([Number(fromLive!.id)]);
+    } finally {
+      await built.close();
+      await p.close();
+    }
+  });
+});

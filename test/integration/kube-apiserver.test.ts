@@ -107,7 +107,7 @@ describe('test API server, driven by the real kubectl', () => {
     expect((await kubectl('apply', '--server-side', '-f', mi({ tenant: 'zeta', api: { replicas: 3 } }))).code).toBe(0);
     const got = JSON.parse((await kubectl('get', 'marketindexer', 'zeta', '-o', 'json')).out);
     expect(got.spec).toEqual({ tenant: 'zeta', deletionPolicy: 'Retain', api: { replicas: 3 } });
-    expect((await kubectl('get', 'mi')).out).toMatch(/^NAME\s+TENANT\s+READY\s+REASON\s+SLOT LAG\s+AGE\nzeta\s+zeta\s+<none>\s+<none>\s+<none>\s+\d+s\n$/);
+    expect((await kubectl('get', 'mi')).out).toMatch(/^NAME\s+TENANT\s+READY\s+REASON\s+SLOT LAG\s+REINDEX\s+AGE\nzeta\s+zeta\s+<none>\s+<none>\s+<none>\s+<none>\s+\d+s\n$/);
     expect((await kubectl('apply', '--server-side', '-f', mi({ tenant: 'other' }))).err).toContain('spec.tenant: Invalid value: "other": tenant is immutable');
     expect((await kubectl('apply', '--server-side', '-f', mi({ tenant: 'zeta', api: { replicas: 'two' } }))).err).toContain('spec.api.replicas: Invalid value: must be integer');
     expect((await kubectl('apply', '--server-side', '-f', mi({ tenant: 'zeta', api: { replica: 2 } }))).err).toContain('unknown field "spec.api.replica"');
@@ -115,7 +115,8 @@ describe('test API server, driven by the real kubectl', () => {
 
   it('keeps status apart: the main endpoint ignores it, /status changes only it', async () => {
     const ready = { type: 'Ready', status: 'False', reason: 'SecretMissing', message: 'Secret market-indexer is missing', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 };
-    const status = { status: { observedGeneration: 1, conditions: [ready], indexer: { slotLag: 7 } } };
+    const reindexing = { type: 'Reindexing', status: 'True', reason: 'Building', message: 'p2 at slot 812,345 of 812,400 (55 behind)', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 };
+    const status = { status: { observedGeneration: 1, conditions: [ready, reindexing], indexer: { slotLag: 7 } } };
     await raw('/apis/marketindexer.dev/v1alpha1/marketindexers/zeta', { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify(status) });
     expect(((await (await raw('/apis/marketindexer.dev/v1alpha1/marketindexers/zeta')).json()) as { status?: unknown }).status).toBeUndefined();
     await raw('/apis/marketindexer.dev/v1alpha1/marketindexers/zeta/status', {
@@ -126,7 +127,7 @@ describe('test API server, driven by the real kubectl', () => {
     const after = (await (await raw('/apis/marketindexer.dev/v1alpha1/marketindexers/zeta')).json()) as { status: unknown; spec: { tenant: string } };
     expect(after.status).toEqual(status.status);
     expect(after.spec.tenant).toBe('zeta');
-    expect((await kubectl('get', 'mi', 'zeta')).out).toMatch(/zeta\s+zeta\s+False\s+SecretMissing\s+7\s+/);
+    expect((await kubectl('get', 'mi', 'zeta')).out).toMatch(/zeta\s+zeta\s+False\s+SecretMissing\s+7\s+p2 at slot 812,345 of 812,400 \(55 behind\)\s+/);
   });
 
   it('holds a finalized object until its finalizers go, then deletes it and, in the background, what it owns', async () => {

@@ -6,6 +6,7 @@ import type { UpdateLog } from '../../core/redis/updates';
 import type { RawTransaction } from '../../core/events/transaction';
 import type { Source } from '../../indexer/sources/types';
 import { startProjectionBuild } from '../../indexer/build';
+import { createIndexerHttp } from '../../indexer/http';
 import { createIndexer } from '../../indexer/indexer';
 import { createSimulatorSource } from '../../simulator/source';
 import { call, HIGH_LIMITS, testWallet, walletHeaders } from '../support/api';
@@ -83,7 +84,14 @@ describe('an indexer building the projection schema and switching the API to it'
       liveBatchesSinceBuild += 1;
       await until(() => phase === 'free' || builderBatches >= 2 * liveBatchesSinceBuild);
     };
-    const liveWriter = createIndexer({ common: testCommon({ PROGRAM_ID, TENANT_ID: TENANT }), db: live.db, pgp: live.pgp, databaseUrl: tdb.url, updates: undefined, source: paced(chain(), gate), instance: 'live' });
+    const liveCommon = testCommon({ PROGRAM_ID, TENANT_ID: TENANT });
+    const liveSource = paced(chain(), gate);
+    const liveWriter = createIndexer({ common: liveCommon, db: live.db, pgp: live.pgp, databaseUrl: tdb.url, updates: undefined, source: liveSource, instance: 'live' });
+    // The live writer's own /status, which the operator reads: the live schema and the build (D-435).
+    const liveHttp = createIndexerHttp({ common: liveCommon, db: live.db, indexer: liveWriter, source: liveSource, sink: undefined });
+    await new Promise<void>((r) => liveHttp.listen(0, '127.0.0.1', r));
+    const liveStatus = async () => (await (await fetch(`http://127.0.0.1:${(liveHttp.address() as { port: number }).port}/status`)).json()) as { projection?: unknown; build?: unknown };
+    expect((await liveStatus()).projection).toEqual({ live: LIVE_SCHEMA, build: null });
     const liveRun = liveWriter.run();
     await waitFor('the live writer at slot 60', async () => waitingAtGate);
 
@@ -104,7 +112,14 @@ describe('an indexer building the projection schema and switching the API to it'
     // GET /admin/indexer shows the build beside the live writer, until it is switched to.
     const apiUrl = await apis.start(testCommon({ PROGRAM_ID, TENANT_ID: TENANT, ...HIGH_LIMITS, ADMIN_WALLETS: admin.address }), api.db);
     const adminIndexer = async () => (await call(`${apiUrl}/api/v1/admin/indexer`, { headers: walletHeaders(admin, 'GET /admin/indexer') })).body.data;
-    expect(await adminIndexer()).toMatchObject({ cursor: { lastProcessedSlot: String(liveAtBuildStart) }, build: { schema, lastProcessedSlot: '0', writerId: null } });
+    const adminBuild = (await adminIndexer()).build as Record<string, unknown>;
+    expect(adminBuild).toMatchObject({ schema, lastProcessedSlot: '0', writerId: null });
+    // The same facts, from the same query, on the live indexer's /status (and nothing of the build mode's `build`).
+    const { writerId: _w, heartbeatAt: _h, ...progress } = adminBuild;
+    expect(await liveStatus()).toMatchObject({ projection: { live: LIVE_SCHEMA, build: progress } });
+    // The builder has not run yet: its writer has seen no tip.
+    expect(progress).toEqual({ schema, lastProcessedSlot: '0', chainTipSlot: null, slotLag: null });
+    expect(await liveStatus()).not.toHaveProperty('build');
     started.indexer.onBatch(() => {
       builderBatches += 1;
       wakeAll();
@@ -125,7 +140,10 @@ describe('an indexer building the projection schema and switching the API to it'
     const liveAtSwitch = await cursorOf(live, LIVE_SCHEMA);
     expect(liveAtSwitch).toBeLessThan(UNTIL);
 
+    // Switched: the live indexer's /status names the built schema, and no build.
+    expect((await liveStatus()).projection).toEqual({ live: schema, build: null });
     await Promise.all([liveRun, buildRun]);
+    await new Promise<void>((r) => liveHttp.close(() => r()));
     await started.close();
     // The live writer kept writing public during the build and after the switch, to the chain's end.
     expect(liveAtSwitch).toBeGreaterThan(liveAtBuildStart);

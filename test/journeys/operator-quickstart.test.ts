@@ -93,10 +93,10 @@ describe('the quick start as written: docs/operator.md and docs/deploy.md comman
       const degraded = o?.status?.conditions?.find((c) => c.type === 'Degraded');
       return degraded?.status === 'False' && degraded.observedGeneration === 1 && o;
     });
-    expect(mi.status!.conditions!.map((c) => c.type).sort()).toEqual(['Degraded', 'IndexerLagging', 'Progressing', 'Ready']);
+    expect(mi.status!.conditions!.map((c) => c.type).sort()).toEqual(['Degraded', 'IndexerLagging', 'Progressing', 'Ready', 'Reindexing']);
     const [list, children] = await Promise.all(watch.map((c) => run(c)));
     ok(list!, watch[0]!);
-    expect(list!.out).toMatch(/^NAME\s+TENANT\s+READY\s+REASON\s+SLOT LAG\s+AGE\ndemo\s+demo\s+False\s+\w+\s+/);
+    expect(list!.out).toMatch(/^NAME\s+TENANT\s+READY\s+REASON\s+SLOT LAG\s+REINDEX\s+AGE\ndemo\s+demo\s+False\s+\w+\s+/);
     ok(children!, watch[1]!);
     for (const name of ['deployment.apps/market-indexer-api', 'deployment.apps/market-indexer-indexer', 'service/market-indexer-api', 'configmap/market-indexer-api']) {
       expect(children!.out).toMatch(new RegExp(`^${name.replace(/[./]/g, '\\$&')}\\s`, 'm'));

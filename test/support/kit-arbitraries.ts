@@ -44,6 +44,7 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
       trustedProxies: fc.constantFrom(['10.0.0.0/8'], ['10.244.0.0/16', 'fd00:10::/64'], ['192.0.2.7']),
       policy: fc.boolean(),
       indexerReplicas: fc.integer({ min: 1, max: 3 }),
+      build: fc.constantFrom(undefined, { enabled: true }, { enabled: true, imageTag: '0.3.0' }, { enabled: false, imageTag: '0.3.0' }),
       devStores: fc.boolean(),
       networkPolicy: fc.boolean(),
       monitoring: fc.boolean(),
@@ -81,7 +82,7 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
             : { ingress: { enabled: true, host: `${name}.example.com`, tlsSecretName: r.ingress ? `${name}-tls` : '', trustedProxies: [...r.trustedProxies] } }),
           resources: { requests: { cpu: r.cpu }, limits: { cpu: '2' } },
         },
-        indexer: { replicas: webhook ? 1 : r.indexerReplicas },
+        indexer: { replicas: webhook ? 1 : r.indexerReplicas, ...(r.build && !webhook ? { build: r.build } : {}) },
         devStores: { enabled: r.devStores },
         networkPolicy: { enabled: r.networkPolicy, egress: ALL_EGRESS, ...(webhook ? { webhookSenders: [{ cidr: '203.0.113.0/24' }] } : {}) },
         monitoring: {

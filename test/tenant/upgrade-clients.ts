@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createDatabase, type Db } from '../../core/db';
+import { inSchema } from '../../core/db/projection-schema';
 import { createProjector } from '../../indexer/projection';
 import type { Pod } from '../../local/tenant/pod';
 import { MarketSimulator } from '../../simulator/simulation';
@@ -214,8 +215,9 @@ export function writerWatch(pods: () => Pod[]) {
  * as of the same commit) against the same chain indexed without interruption up to that slot:
  * the blocks the simulated chain (its genesis in the run folder) produced, applied in process.
  */
-export async function tablesAgainstUninterrupted(opts: { databaseUrl: string; chainDir: string; programId: string }): Promise<{ slot: number; differing: string[] }> {
-  const tenant = createDatabase({ url: opts.databaseUrl, poolMax: 1 });
+export async function tablesAgainstUninterrupted(opts: { databaseUrl: string; chainDir: string; programId: string; schema?: string }): Promise<{ slot: number; differing: string[] }> {
+  // A projection schema's tables (a re-index's, D-332) are read where the indexer writes them.
+  const tenant = createDatabase({ url: opts.schema ? inSchema(opts.databaseUrl, opts.schema) : opts.databaseUrl, poolMax: 1 });
   let slot: number;
   let digests: Awaited<ReturnType<typeof tableDigests>>;
   try {

@@ -144,7 +144,7 @@ describe('reconcile step: write the status', () => {
     await writer.write(mi, next);
     const [patch, ...events] = kube.writes();
     expect(patch).toMatchObject({ verb: 'mergePatch', kind: 'MarketIndexer', name: 'demo', subresource: 'status' });
-    expect(patch!.body).toEqual({ status: { ...next, indexer: { lastProcessedSlot: null, slotLag: null, writer: null } } });
+    expect(patch!.body).toEqual({ status: { ...next, indexer: { lastProcessedSlot: null, slotLag: null, writer: null, observedAt: null }, projection: { liveSchema: null, switchedFrom: null, build: null } } });
     expect(events.map((e) => [e.verb, e.kind, e.namespace])).toEqual([['create', 'Event', 'market-indexer-system']]);
     expect(events[0]!.body).toMatchObject({
       involvedObject: { kind: 'MarketIndexer', name: 'demo', uid: 'mi-uid' },

@@ -117,7 +117,7 @@ describe('reconcile: the steps in order', () => {
     const rest = first.slice(3 + applies.length);
     expect(rest[0]).toBe('mergePatch MarketIndexer demo/status');
     for (const w of rest.slice(1)) expect(w).toMatch(/^create Event market-indexer-system\/demo\./);
-    expect(kube.find('MarketIndexer', undefined, 'demo')!.status).toMatchObject({ namespace: 'mi-demo', conditions: [{ type: 'Ready', status: 'False' }, { type: 'Progressing', status: 'True' }, { type: 'Degraded', status: 'False' }, { type: 'IndexerLagging', status: 'False' }] });
+    expect(kube.find('MarketIndexer', undefined, 'demo')!.status).toMatchObject({ namespace: 'mi-demo', conditions: [{ type: 'Ready', status: 'False' }, { type: 'Progressing', status: 'True' }, { type: 'Degraded', status: 'False' }, { type: 'IndexerLagging', status: 'False' }, { type: 'Reindexing', status: 'Unknown' }] });
 
     rollOut(kube);
     let mark = kube.calls.length;

@@ -182,6 +182,47 @@ describe('operator status poller', () => {
     }
   });
 
+  it("reads the projection (the live schema, the build in progress) and ignores a malformed one, keeping the rest of the reading", async () => {
+    const base = { slotLag: 4, lastProcessedSlot: '9', writer: 'w:1', indexerRunning: true };
+    const build = { schema: 'p2', lastProcessedSlot: '812345', chainTipSlot: 812400 };
+    const answers: Record<string, unknown> = {
+      building: { live: 'public', build },
+      none: { live: 'p2', build: null },
+      fresh: { live: 'public', build: { schema: 'p3', lastProcessedSlot: null, chainTipSlot: null } },
+      absent: undefined,
+      'not-an-object': 'p2',
+      'bad-live': { live: 'public; DROP', build: null },
+      'build-public': { live: 'public', build: { ...build, schema: 'public' } },
+      'slot-a-number': { live: 'public', build: { ...build, lastProcessedSlot: 812345 } },
+      'tip-a-string': { live: 'public', build: { ...build, chainTipSlot: '812400' } },
+      'tip-negative': { live: 'public', build: { ...build, chainTipSlot: -1 } },
+      'build-missing': { live: 'public' },
+    };
+    const server = http.createServer((req, res) => {
+      const projection = answers[(req.url ?? '').split('/')[1]!];
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...base, projection }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const mis = Object.keys(answers).map((t) => ({ metadata: { name: t }, spec: { tenant: t } }) as unknown as MarketIndexer);
+    const poller = createIndexerStatusPoller({
+      urlTemplate: `http://127.0.0.1:${(server.address() as AddressInfo).port}/{tenant}/status`,
+      intervalMs: 60_000,
+      logger: testCommon().logger,
+      list: () => mis,
+      onChange: () => undefined,
+    });
+    try {
+      await poller.pollOnce();
+      const got = Object.fromEntries(mis.map((mi) => [mi.metadata.name, poller.get(mi)]));
+      expect(got.building).toEqual({ ...base, projection: { live: 'public', build } });
+      expect(got.none).toEqual({ ...base, projection: { live: 'p2', build: null } });
+      expect(got.fresh).toEqual({ ...base, projection: { live: 'public', build: { schema: 'p3', lastProcessedSlot: null, chainTipSlot: null } } });
+      for (const name of Object.keys(answers).slice(3)) expect([name, got[name]]).toEqual([name, base]);
+    } finally {
+      server.close();
+    }
+  });
+
   // Issue 41: a server streaming 300 MB took one poll from 90 to 409 MiB RSS.
   it(`refuses an answer over ${STATUS_BODY_LIMIT} bytes, reading no more of it, and says so in IndexerLagging`, async () => {
     let sent = 0;

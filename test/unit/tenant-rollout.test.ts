@@ -1,6 +1,6 @@
 import type { K8sObject, RenderedTenant, Workload } from '../../local/tenant/manifests';
 import type { Pod } from '../../local/tenant/pod';
-import { rollTenant, strategyCounts } from '../../local/tenant/rollout';
+import { applyTenant, rollTenant, strategyCounts } from '../../local/tenant/rollout';
 import type { RunningTenant } from '../../local/tenant/runner';
 
 /**
@@ -56,15 +56,15 @@ function fakeTenant(initial: Record<string, number>) {
     }
     return p !== undefined;
   };
-  return { tenant: tenant as unknown as RunningTenant, pods, history, becomeReady };
+  return { tenant: tenant as unknown as RunningTenant, pods, history, becomeReady, tenantObject: tenant as Record<string, unknown> };
 }
 
-const deployment = (name: string, replicas: number, rollingUpdate: Record<string, number | string>): K8sObject =>
+const deployment = (name: string, replicas: number, rollingUpdate: Record<string, number | string>, image = 'market-indexer:1'): K8sObject =>
   ({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name },
-    spec: { replicas, strategy: { type: 'RollingUpdate', rollingUpdate }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'market-indexer:1' }] } } },
+    spec: { replicas, strategy: { type: 'RollingUpdate', rollingUpdate }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image }] } } },
   }) as K8sObject;
 const rendered = (...objects: K8sObject[]): RenderedTenant => ({ tenant: 't', environment: 'e', namespace: 'mi-t', objects, platform: [] });
 
@@ -115,5 +115,34 @@ describe('the harness rolls a Deployment as its controller does', () => {
     ]);
     expect(f.history.filter((h) => h.includes('api')).slice(0, 2)).toEqual(['-api-0', '+api-r2-0 (2 pods, 1 ready)']);
     expect(f.pods.map((p) => p.name).sort()).toEqual(['api-r2-0', 'api-r2-1', 'indexer-r2-0']);
+  });
+});
+
+describe('the harness applies a new rendering as kubectl apply and the controllers do', () => {
+  it('gives a new Deployment its pods with its image\'s code, rolls a changed one, leaves an unchanged one and empties a removed one', async () => {
+    const f = fakeTenant({ api: 1, indexer: 1, old: 1 });
+    const surge = { maxSurge: 1, maxUnavailable: 0 };
+    f.tenantObject.rendered = rendered(deployment('api', 1, surge), deployment('indexer', 1, surge), deployment('old', 1, surge));
+    const codes: string[] = [];
+    f.tenantObject.podSource = (_objects: unknown, code: { root: string }) => (codes.push(code.root), {});
+    const done = applyTenant({
+      tenant: f.tenant,
+      to: rendered(deployment('api', 1, surge, 'market-indexer:2'), deployment('indexer', 1, surge), deployment('build', 1, surge, 'market-indexer:2')),
+      codeOf: (image) => ({ root: image.endsWith(':2') ? '/next' : '/current' }),
+      revision: 'r2',
+    });
+    let settled = false;
+    void done.then(() => (settled = true));
+    for (let i = 0; i < 80 && !settled; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      f.becomeReady();
+    }
+    const rolls = await done;
+    expect(rolls.map((r) => r.deployment).sort()).toEqual(['api', 'build', 'old']);
+    expect(f.pods.map((p) => p.name).sort()).toEqual(['api-r2-0', 'build-r2-0', 'indexer-0']);
+    expect(codes).toEqual(['/next', '/next']);
+    // Applied again unchanged: nothing to do.
+    const again = await applyTenant({ tenant: f.tenant, to: rendered(deployment('api', 1, surge, 'market-indexer:2'), deployment('indexer', 1, surge), deployment('build', 1, surge, 'market-indexer:2')), codeOf: () => ({ root: '/' }), revision: 'r3' });
+    expect(again).toEqual([]);
   });
 });

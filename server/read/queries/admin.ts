@@ -12,28 +12,6 @@ export const indexerState = (db: Db) =>
   );
 
 /**
- * A projection schema being built (D-411): the newest `p<version>` of a higher version than the
- * live schema's (`public` counts as 0; a schema kept after a switch is lower), with its cursor and
- * its writer's status; undefined when there is none.
- */
-export async function projectionBuildState(db: Db): Promise<DbRow | undefined> {
-  const found = await db.oneOrNone<{ schema: string }>(
-    `SELECT n.nspname AS schema FROM pg_namespace n, public.projection_live l
-      WHERE l.id = 1 AND n.nspname ~ '^p[1-9][0-9]{0,8}$'
-        AND substr(n.nspname, 2)::int > (CASE WHEN l.schema_name = 'public' THEN 0 ELSE substr(l.schema_name, 2)::int END)
-      ORDER BY substr(n.nspname, 2)::int DESC LIMIT 1`,
-  );
-  if (!found) return undefined;
-  // The name matched p<digits> above: safe to interpolate.
-  const s = found.schema;
-  const row = await db.oneOrNone<DbRow>(
-    `SELECT c.last_processed_slot, st.chain_tip_slot, st.writer_id, st.heartbeat_at
-       FROM ${s}.indexer_cursor c LEFT JOIN ${s}.indexer_status st ON st.id = 1 WHERE c.id = 1`,
-  );
-  return { schema: s, ...row };
-}
-
-/**
  * The indexers' writer-lease sessions (D-165, D-300): every indexer keeps one, named
  * `market-indexer-writer-lock <instance>`; `granted` marks the one holding the tenant's advisory
  * lock (the writer). A previous release's standby waits in `pg_advisory_lock` and is listed by
@@ -120,11 +98,12 @@ export async function requestRetry(db: Db, deadLetterId: string, by: string, cha
     if (!dl) return null;
     if (dl.resolved_at) {
       return t.one<RetryRow>(
-        `INSERT INTO dead_letter_retries (dead_letter_id, requested_by, outcome, done_at) VALUES ($1, $2, 'already_applied', now()) RETURNING ${RETRY_COLUMNS}`,
+        `INSERT INTO dead_letter_retries (dead_letter_id, requested_by, outcome, done_at, schema_name) VALUES ($1, $2, 'already_applied', now(), current_schema()) RETURNING ${RETRY_COLUMNS}`,
         [deadLetterId, by],
       );
     }
-    const row = await t.one<RetryRow>(`INSERT INTO dead_letter_retries (dead_letter_id, requested_by) VALUES ($1, $2) RETURNING ${RETRY_COLUMNS}`, [deadLetterId, by]);
+    // For the schema this session read the dead letter from (the live one, D-333): its writer settles it (D-442).
+    const row = await t.one<RetryRow>(`INSERT INTO dead_letter_retries (dead_letter_id, requested_by, schema_name) VALUES ($1, $2, current_schema()) RETURNING ${RETRY_COLUMNS}`, [deadLetterId, by]);
     // Delivered when this transaction commits, so the writer finds the request.
     await t.any('SELECT pg_notify($1, $2)', [channel, row.id]);
     return row;
