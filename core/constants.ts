@@ -54,8 +54,9 @@ export const IMAGE = {
     // The simulated chain and its JSON-RPC: a simulator-source tenant's chain (D-211).
     chain: ['node', 'dist/simulator/main.js'],
     // V8 grows the heap lazily: capped so the operator stays inside its 512 Mi limit. Live heap
-    // is about 60 MB plus 0.12 MB a tenant (its caches, D-323): 256 MB holds 1,000 tenants with
-    // half again as headroom (npm run bench -- operator).
+    // is about 60 MB plus 0.14 MB a tenant (its caches, D-323): 256 MB holds 1,000 tenants (npm
+    // run bench -- operator). The kit renders the cap as half the pods' memory limit (D-420,
+    // operatorCommand in cdk8s/lib/operator.ts): this is the default limit's.
     operator: ['node', '--max-old-space-size=256', 'dist/operator/main.js'],
     // Checks a tenant's API through its Service: the chart's `helm test` Pod (check/main.ts).
     check: ['node', 'dist/check/main.js'],

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../core/telemetry/logger';
 import type { Metrics } from '../core/telemetry/metrics';
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from './kube/client';
@@ -124,10 +125,9 @@ export function createLeaderElector(opts: {
           logger.error({ identity: opts.identity }, 'lost the lease');
           return false;
         }
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, leading ? renewMs : retryMs);
-          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-        });
+        // timers/promises takes its abort listener off the signal when the timer fires: a listener
+        // added per renewal and never removed grew the process by one every few seconds for good.
+        await sleep(leading ? renewMs : retryMs, undefined, { signal }).catch(() => {});
       }
       return true;
     },

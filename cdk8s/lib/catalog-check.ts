@@ -21,9 +21,12 @@ interface Manifest {
 
 type Process = keyof typeof IMAGE.commands;
 
+/** A command with its heap cap's value left out: the operator's is sized from its memory limit (D-420). */
+const withoutHeapCap = (command: readonly string[] | undefined) => JSON.stringify(command?.map((a) => a.replace(/^(--max-old-space-size=).*$/, '$1')));
+
 /** Which of the image's processes a container runs: its command is that process's. */
 export function processOf(c: Pick<Container, 'command'>): Process | undefined {
-  return (Object.keys(IMAGE.commands) as Process[]).find((p) => JSON.stringify(IMAGE.commands[p]) === JSON.stringify(c.command));
+  return (Object.keys(IMAGE.commands) as Process[]).find((p) => withoutHeapCap(IMAGE.commands[p]) === withoutHeapCap(c.command));
 }
 
 /** The indexer's source, from its `--source` argument (the process's own default: rpc). */

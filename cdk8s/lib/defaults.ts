@@ -94,7 +94,8 @@ export const PLATFORM_DEFAULTS: PlatformValues = {
     enabled: true,
     replicas: 2,
     // It renders tenants with the kit in process (cdk8s and its schemas: ~150 MB of RSS) and
-    // caches every tenant's objects (~0.12 MB of heap a tenant, D-323): sized for 1,000 tenants.
+    // caches every tenant's objects (~0.14 MB of heap a tenant, D-323): sized for 1,000 tenants;
+    // its heap cap is half the memory limit (D-420), so more tenants raise both here.
     resources: { requests: { cpu: '100m', memory: '384Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
     settings: {},
     // A MarketIndexer may name only the environment's own images and open no egress of its own

@@ -10,6 +10,7 @@ import { CHECKSUM_ANNOTATION, HTTP_PORT_NAME } from './api';
 import { marketIndexerCrd } from './crd';
 import { ServiceMonitor } from '../imports/monitoring.coreos.com';
 import { containerSecurity, httpProbe, podDefaults, resourcesOf, tmpMount, tmpVolume, topologySpread } from './pod';
+import { operatorHeapMb } from './sizing';
 import type { PlatformContext } from './context';
 import { platformLabels } from './names';
 import { checksumOf, goJson } from './settings-env';
@@ -19,6 +20,16 @@ export { clusterRoleName, OPERATOR_NAME, tenantClusterRoleName };
 /** Where the environment's values for every tenant are mounted in the operator's pods. */
 export const DEFAULTS_DIR = '/etc/market-indexer';
 export const DEFAULTS_FILE = 'defaults.json';
+const HEAP_FLAG = '--max-old-space-size=';
+
+/**
+ * The operator container's command: the image's, its heap cap taken from the pods' memory limit
+ * (half of it, D-420), so raising `platform.operator.resources` for more tenants raises the cap
+ * with it. The default limit (512Mi) gives the image's own command.
+ */
+export function operatorCommand(memoryLimit: string): string[] {
+  return IMAGE.commands.operator.map((a) => (a.startsWith(HEAP_FLAG) ? `${HEAP_FLAG}${operatorHeapMb(memoryLimit)}` : a));
+}
 
 
 /** The settings the operator's ConfigMap holds, keys sorted. */
@@ -111,7 +122,7 @@ export class MarketIndexerOperator extends Construct {
                 name: 'operator',
                 image: `${image.repository}:${image.tag}`,
                 imagePullPolicy: image.pullPolicy,
-                command: [...IMAGE.commands.operator],
+                command: operatorCommand(op.resources.limits.memory),
                 ports: [{ name: HTTP_PORT_NAME, containerPort: DEFAULT_PORTS.operator, protocol: 'TCP' }],
                 envFrom: [{ configMapRef: { name: OPERATOR_NAME } }],
                 startupProbe: httpProbe('/healthz', HTTP_PORT_NAME, { periodSeconds: 2, failureThreshold: 30 }),

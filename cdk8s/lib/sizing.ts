@@ -17,6 +17,18 @@ export const CHECK_RESOURCES: Resources = { requests: { cpu: '50m', memory: '96M
 /** Resources of each dev store (PostgreSQL, Redis). */
 export const DEV_STORE_RESOURCES: Resources = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } };
 
+/**
+ * The operator's V8 heap cap, in MB, for its pods' memory limit: half of the limit (D-420). V8
+ * grows the heap lazily and lets it reach the cap before it collects hard, so the cap must leave
+ * the rest of the process room under the limit: about 150 MB with no tenant (cdk8s and its
+ * schemas, code, buffers) and 0.05 MB a tenant more, while the heap takes about 60 MB and
+ * 0.14 MB a tenant. Half holds both from 512Mi (256 MB, 1,000 tenants) up; the chart derives the
+ * same number (`market-indexer.heapMb`).
+ */
+export function operatorHeapMb(memoryLimit: string): number {
+  return Math.floor(parseQuantity(memoryLimit) / 2 ** 21);
+}
+
 type Totals = { requestsCpu: number; requestsMemory: number; limitsCpu: number; limitsMemory: number; pods: number; pvcs: number };
 
 /** A pod's effective resources: the larger of its containers' sum and its largest init container. */

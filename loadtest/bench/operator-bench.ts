@@ -7,13 +7,16 @@
 // operator and of the API server, the event-loop delay p99 of both, reconciles (count, p50, p99,
 // the queue's depth over time), API requests by client and verb with their latency, open watches,
 // the Ready count over time, the operator's heap and RSS, /healthz's slowest answer.
-// BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of both processes there.
+// BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of both processes there. The operator's memory
+// is what docs/operator.md's sizing table gives for the size (BENCH_OPERATOR_MEMORY=<request>/<limit>
+// sets another), and its heap cap the one the kit renders for that limit (D-420).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { synthEnvironment } from '../../cdk8s/synth';
 import type { ApiServerStats } from './operator-apiserver';
 import { cpuSecondsOf, createClient, reconcilesBetween, rssMbOf, scrapeOperator, startDeploymentController, trackReadiness, type OperatorMetrics } from './operator-cluster';
 import { build, spawnImage, spawnListening } from './support';
@@ -45,7 +48,27 @@ function startApiServer() {
   return { child, port, mark: () => ask<void>('mark', 'marked'), stats: () => ask<ApiServerStats>('stats', 'stats') };
 }
 
-function startOperator(kubeconfig: string, dir: string, statusPort: number) {
+/**
+ * The operator's memory request and limit for a number of tenants, as docs/operator.md's sizing
+ * table gives them (D-420): the kit's defaults up to 1,000.
+ */
+function operatorMemoryFor(tenants: number): { request: string; limit: string } {
+  const [request, limit] = (process.env.BENCH_OPERATOR_MEMORY ?? (tenants <= 1000 ? '384Mi/512Mi' : tenants <= 3000 ? '1Gi/1536Mi' : '1536Mi/3Gi')).split('/');
+  return { request: request!, limit: limit! };
+}
+
+/** The node flags of the operator's container as the kit renders it with that memory: as a user would apply it. */
+function renderedOperatorFlags(memory: { request: string; limit: string }): string[] {
+  const env = { environment: 'bench', tenants: {}, platform: { operator: { resources: { requests: { memory: memory.request }, limits: { memory: memory.limit } } } } };
+  const deployment = synthEnvironment(env, 'the operator bench')
+    .flatMap((f) => f.objects as { kind: string; spec?: { template?: { spec?: { containers?: { name: string; command?: string[] }[] } } } }[])
+    .find((o) => o.kind === 'Deployment' && o.spec?.template?.spec?.containers?.[0]?.name === 'operator');
+  const command = deployment?.spec?.template?.spec?.containers?.[0]?.command;
+  if (!command) throw new Error("the kit rendered no operator Deployment");
+  return command.slice(1, -1);
+}
+
+function startOperator(kubeconfig: string, dir: string, statusPort: number, flags: string[]) {
   return spawnImage('operator', {
     LOG_LEVEL: 'warn',
     OPERATOR_PORT: '0',
@@ -54,7 +77,7 @@ function startOperator(kubeconfig: string, dir: string, statusPort: number) {
     OPERATOR_STATUS_URL: `http://127.0.0.1:${statusPort}/{tenant}/status`,
     OPERATOR_STATUS_SECONDS: String(STATUS_SECONDS),
     OPERATOR_RESYNC_SECONDS: String(RESYNC_SECONDS),
-  }, { args: ['--kubeconfig', kubeconfig], flags: [...(process.env.BENCH_OPERATOR_HEAP_MB ? [`--max-old-space-size=${process.env.BENCH_OPERATOR_HEAP_MB}`] : []), ...profileFlags()] });
+  }, { args: ['--kubeconfig', kubeconfig], flags: [...flags, ...profileFlags()] });
 }
 
 interface Phase {
@@ -73,7 +96,7 @@ interface Phase {
   note: string;
 }
 
-async function runSize(tenants: number): Promise<Phase[]> {
+async function runSize(tenants: number, flags: string[]): Promise<Phase[]> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'operator-bench-'));
   writeFileSync(path.join(dir, 'defaults.yaml'), stringify({ source: { type: 'simulator' }, devStores: { enabled: true }, monitoring: { enabled: false }, quota: { persistentVolumeClaims: 3 } }));
   const status = http.createServer((_req, res) => void res.end(JSON.stringify({ slotLag: 1, lastProcessedSlot: '10', writer: 'w:1', indexerRunning: true })));
@@ -92,7 +115,7 @@ async function runSize(tenants: number): Promise<Phase[]> {
   const bench = createClient(apiUrl, 'bench');
   const controller = startDeploymentController(createClient(apiUrl, 'deployment-controller'));
   const readiness = trackReadiness(bench);
-  let operator = startOperator(kubeconfig, dir, statusPort);
+  let operator = startOperator(kubeconfig, dir, statusPort, flags);
   let opPort = await operator.port;
   await until(async () => (await bench.request('GET', '/apis/coordination.k8s.io/v1/namespaces/market-indexer-system/leases/market-indexer-operator')).status === 200, 30_000, 'the operator leads');
 
@@ -163,7 +186,7 @@ async function runSize(tenants: number): Promise<Phase[]> {
     await until(() => names.every((n) => controller.deploymentsIn(`mi-${n}`) === 2), PHASE_TIMEOUT_MS, 'every tenant applied');
     appliedS = (performance.now() - created) / 1000;
     await readiness.waitFor(() => readiness.ready.size >= tenants, PHASE_TIMEOUT_MS, 'every tenant Ready');
-    return `applied in ${appliedS.toFixed(1)} s`;
+    return `applied in ${appliedS.toFixed(1)} s${controller.retries() ? `; the stand-in Deployment controller retried ${controller.retries()} status patches` : ''}`;
   });
 
   if (converged) {
@@ -207,7 +230,7 @@ async function runSize(tenants: number): Promise<Phase[]> {
     await exited;
     await api.mark();
     const restartAt = performance.now();
-    operator = startOperator(kubeconfig, dir, statusPort);
+    operator = startOperator(kubeconfig, dir, statusPort, flags);
     opPort = await operator.port;
     start = { at: restartAt, cpu: 0, metrics: await scrapeOperator(opPort) };
     healthzMax = healthzLate = loopP99 = 0;
@@ -237,17 +260,17 @@ async function runSize(tenants: number): Promise<Phase[]> {
   return phases;
 }
 
-function print(tenants: number, phases: Phase[]): void {
+function print(tenants: number, memory: { request: string; limit: string }, flags: string[], phases: Phase[]): void {
   const out = (s: string) => process.stdout.write(`${s}\n`);
   const series = (xs: number[]) => (xs.length > 24 ? xs.filter((_, i) => i % Math.ceil(xs.length / 24) === 0) : xs).join(' ');
-  out(`\noperator: ${tenants} MarketIndexers (test API server, dev-store tenants; resync every ${RESYNC_SECONDS} s; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
-  out('| phase | wall | operator CPU | API server CPU | event-loop p99 operator / API server | /healthz slowest (late > 1 s) | reconciles (p50, p99) | operator writes | heap / RSS | watches | note |');
-  out('|---|---|---|---|---|---|---|---|---|---|---|');
+  out(`\noperator: ${tenants} MarketIndexers (test API server, dev-store tenants; resync every ${RESYNC_SECONDS} s; operator memory ${memory.request} requested, ${memory.limit} limit, ${flags.join(' ')}; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+  out('| phase | wall | operator CPU | API server CPU | event-loop p99 operator / API server | /healthz slowest (late > 1 s) | reconciles (p50, p99) | operator writes | operator heap / RSS | API server RSS | watches | note |');
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const p of phases) {
     // A handful of writes (a restart's) is named: which objects, so that a stray write says why.
     const few = Object.values(p.api.operatorWrites).reduce((a, b) => a + b, 0) <= 20;
     const writes = Object.entries(p.api.operatorWrites).map(([k, n]) => `${k} ${n}${few ? ` (${(p.api.operatorWriteNames[k] ?? []).join(', ')})` : ''}`).join(', ') || '0';
-    out(`| ${p.name} | ${p.seconds.toFixed(1)} s | ${p.operatorCpu.toFixed(1)} s | ${p.api.cpuSeconds.toFixed(1)} s | ${p.operatorEventLoopP99Ms.toFixed(0)} / ${p.api.eventLoopP99Ms.toFixed(0)} ms | ${p.healthzMaxMs.toFixed(0)} ms (${p.healthzLate}) | ${p.reconciles.count} (${p.reconciles.p50}, ${p.reconciles.p99}) | ${writes} | ${p.heapMb.toFixed(0)} / ${p.rssMb.toFixed(0)} MB | ${p.api.openWatches} | ${p.note} |`);
+    out(`| ${p.name} | ${p.seconds.toFixed(1)} s | ${p.operatorCpu.toFixed(1)} s | ${p.api.cpuSeconds.toFixed(1)} s | ${p.operatorEventLoopP99Ms.toFixed(0)} / ${p.api.eventLoopP99Ms.toFixed(0)} ms | ${p.healthzMaxMs.toFixed(0)} ms (${p.healthzLate}) | ${p.reconciles.count} (${p.reconciles.p50}, ${p.reconciles.p99}) | ${writes} | ${p.heapMb.toFixed(0)} / ${p.rssMb.toFixed(0)} MB | ${p.api.rssMb.toFixed(0)} MB | ${p.api.openWatches} | ${p.note} |`);
   }
   for (const p of phases) {
     out(`\n${p.name}: queue depth every 2 s: ${series(p.queueDepths) || '-'}; Ready every 5 s: ${series(p.readyCounts) || '-'}`);
@@ -257,5 +280,9 @@ function print(tenants: number, phases: Phase[]): void {
 
 export async function run(): Promise<void> {
   build();
-  for (const tenants of (process.env.BENCH_TENANTS ?? '100').split(',').map(Number)) print(tenants, await runSize(tenants));
+  for (const tenants of (process.env.BENCH_TENANTS ?? '100').split(',').map(Number)) {
+    const memory = operatorMemoryFor(tenants);
+    const flags = renderedOperatorFlags(memory);
+    print(tenants, memory, flags, await runSize(tenants, flags));
+  }
 }

@@ -19,6 +19,8 @@ export function createClient(url: string, token: string, maxSockets = 16) {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || '{}') as Json }));
       });
       req.on('error', reject);
+      // A request never answered fails instead of hanging its caller (the controller retries).
+      req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path}: no answer within 10 s`)));
       req.end(text);
     });
   /** A watch from now (every current object comes first as ADDED); returns its stop. */
@@ -47,11 +49,25 @@ export type Client = ReturnType<typeof createClient>;
 
 /**
  * The Deployment controller's part: each Deployment whose status has not observed its generation
- * is rolled out (its status says every replica is ready), one PATCH per change. The Deployments
- * seen per namespace tell when every tenant's objects are applied.
+ * is rolled out (its status says every replica is ready), one PATCH per change, retried with a
+ * back-off when it fails as the real controller's queue would (one lost request at 3,000 tenants
+ * left a tenant never Ready). The Deployments seen per namespace tell when every tenant's objects
+ * are applied.
  */
 export function startDeploymentController(client: Client) {
   const perNamespace = new Map<string, Set<string>>();
+  let retries = 0;
+  const rollOut = (ns: string, name: string, status: object, attempt = 0): void =>
+    void client
+      .request('PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/${name}/status`, { status }, 'application/merge-patch+json')
+      .then((r) => {
+        if (r.status >= 300 && r.status !== 404) throw new Error(`HTTP ${r.status}`);
+      })
+      .catch(() => {
+        // A retry of an older generation is harmless: its own watch event shows the status behind, and rolls out again.
+        retries += 1;
+        if (attempt < 8) setTimeout(() => rollOut(ns, name, status, attempt + 1), 100 * 2 ** attempt);
+      });
   const stop = client.watch('/apis/apps/v1/deployments', (type, d) => {
     const m = d.metadata;
     const names = perNamespace.get(m.namespace) ?? perNamespace.set(m.namespace, new Set()).get(m.namespace)!;
@@ -60,9 +76,9 @@ export function startDeploymentController(client: Client) {
     if (d.status?.observedGeneration === m.generation) return;
     const replicas = d.spec?.replicas ?? 1;
     const status = { observedGeneration: m.generation, replicas, updatedReplicas: replicas, availableReplicas: replicas, readyReplicas: replicas };
-    void client.request('PATCH', `/apis/apps/v1/namespaces/${m.namespace}/deployments/${m.name}/status`, { status }, 'application/merge-patch+json').catch(() => {});
+    rollOut(m.namespace, m.name, status);
   });
-  return { deploymentsIn: (ns: string) => perNamespace.get(ns)?.size ?? 0, stop };
+  return { deploymentsIn: (ns: string) => perNamespace.get(ns)?.size ?? 0, retries: () => retries, stop };
 }
 
 /** The MarketIndexers that are Ready, from their watch events; `waitFor` resolves when a condition on them holds. */

@@ -106,6 +106,14 @@ export const environmentArb: fc.Arbitrary<EnvironmentInput> = fc
         operator: fc.record({
           enabled: fc.boolean(),
           replicas: fc.integer({ min: 1, max: 3 }),
+          // The heap cap in its command is half the memory limit (D-420), in any unit Helm must parse.
+          resources: fc.constantFrom(
+            { limits: { memory: '512Mi' } },
+            { requests: { memory: '1Gi' }, limits: { memory: '1.5Gi' } },
+            { limits: { memory: '0.7Gi' } },
+            { limits: { memory: '2G' } },
+            { limits: { memory: '3000000000' } },
+          ),
           settings: fc.record({ OPERATOR_LAG_THRESHOLD: fc.integer({ min: 1, max: 2_000_000 }), LOG_LEVEL: fc.constantFrom('info', 'debug') }, { requiredKeys: [] }),
           policy: fc.record(
             {

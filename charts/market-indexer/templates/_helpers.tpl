@@ -193,6 +193,18 @@ requests:
   memory: {{ .requests.memory | quote }}
 {{- end -}}
 
+{{/*
+The operator's V8 heap cap in MB for its memory limit (a quantity as values.schema.json allows:
+"512Mi", "1.5Gi", "2G"): half of the limit, floored. Same as operatorHeapMb in
+cdk8s/lib/sizing.ts (D-420).
+*/}}
+{{- define "market-indexer.heapMb" -}}
+{{- $number := regexReplaceAll "^([0-9.]+).*$" . "${1}" }}
+{{- $suffix := regexReplaceAll "^[0-9.]+" . "" }}
+{{- $units := dict "" 1 "m" 0.001 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 }}
+{{- floor (divf (mulf (float64 $number) (get $units $suffix)) 2097152) | int64 }}
+{{- end -}}
+
 {{/* An HTTP probe on the named port. Argument: (list path period failures timeout). */}}
 {{- define "market-indexer.probe" -}}
 failureThreshold: {{ index . 2 }}

@@ -72,6 +72,18 @@ describe('cdk8s kit: the operator in the platform part', () => {
     expect(find('CustomResourceDefinition').metadata.name).toBe('marketindexers.marketindexer.dev');
   });
 
+  it('caps its heap at half its memory limit, so sizing it for more tenants raises the cap with it (D-420)', () => {
+    const commandFor = (resources: object) => {
+      const d = platformObjectsOf({ ...ENVIRONMENTS.prod!, platform: { operator: { resources } } }).find((o) => o.kind === 'Deployment') as unknown as Manifest & Record<string, any>;
+      return d.spec.template.spec.containers[0].command as string[];
+    };
+    // The default limit (512Mi) is what the image's own command was sized for.
+    expect(PLATFORM_DEFAULTS.operator.resources.limits.memory).toBe('512Mi');
+    expect(commandFor({})).toEqual([...IMAGE.commands.operator]);
+    expect(commandFor({ requests: { memory: '1Gi' }, limits: { memory: '1.5Gi' } })).toEqual(['node', '--max-old-space-size=768', 'dist/operator/main.js']);
+    expect(commandFor({ limits: { memory: '2G' } })).toEqual(['node', '--max-old-space-size=953', 'dist/operator/main.js']);
+  });
+
   it('lists among the kinds it manages every kind a tenant renders (CHILD_KINDS)', () => {
     const full = {
       environment: 'x',
