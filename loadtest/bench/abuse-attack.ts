@@ -6,7 +6,7 @@ import http from 'node:http';
 import bs58 from 'bs58';
 import WebSocket from 'ws';
 import { keyPairOf } from '../../simulator/ids';
-import { walletHeaders } from '../../test/support/api';
+import { walletHeaders } from './wallet-headers';
 
 const port = Number(process.env.ATTACK_PORT);
 const seconds = Number(process.env.ATTACK_SECONDS ?? 5);

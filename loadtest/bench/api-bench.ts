@@ -18,7 +18,7 @@ import { keyPairOf } from '../../simulator/ids';
 import { MarketSimulator } from '../../simulator/simulation';
 import { createApp } from '../../server/app';
 import { createApiStores } from '../../server/stores';
-import { walletHeaders } from '../../test/support/api';
+import { walletHeaders } from './wallet-headers';
 import { admin, benchApiEnv, build, cpuSeconds, dbUrl, insertBenchMarkets, loadSigned, pct, REDIS_URL, spawnImage, spawnListening } from './support';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);

@@ -13,7 +13,7 @@ import { createIndexer } from '../../indexer/indexer';
 import { createProjector } from '../../indexer/projection';
 import { createRpcSource } from '../../indexer/sources/rpc';
 import type { ProviderStats, RpcProviderOptions } from '../../simulator/rpc-provider';
-import { tableDigests } from '../../test/support/tables';
+import { tableDigests } from '../../core/db/table-digests';
 import { backfillSimulator, type ChainBlock, type ChainReady } from './backfill-chain';
 import { postgresCpuOf } from './indexer-bench';
 import { dropDatabase, freshDatabase, ROOT } from './support';

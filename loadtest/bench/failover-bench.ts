@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { SETTINGS } from '../../core/config/settings';
 import { migrate } from '../../core/db/migrate';
-import { tableDigests } from '../../test/support/tables';
+import { tableDigests } from '../../core/db/table-digests';
 import { openFreshChain } from './fresh-chain';
 import { build, dropDatabase, freshDatabase, pct, REDIS_URL, ROOT, spawnImage } from './support';
 

@@ -8,7 +8,7 @@ import { inSchema, LIVE_SCHEMA, PROJECTION_SCHEMA_TABLES, projectionSchema } fro
 import { PROJECTION_VERSION } from '../../core/db/projection-version';
 import { IDL } from '../../core/events';
 import { RPC_CREDITS } from '../../core/rpc-credits';
-import { tableDigests } from '../../test/support/tables';
+import { tableDigests } from '../../core/db/table-digests';
 import type { ChainBlock } from './backfill-chain';
 import { LATENCY, startChain } from './backfill-bench';
 import { build, dropDatabase, freshDatabase, pct, REDIS_URL, spawnImage } from './support';

@@ -54,8 +54,10 @@ describe('/docs in headless Chromium', () => {
       // Issue 41: rendered under its own CSP with nothing blocked, each answer with the headers.
       expect(blocked).toEqual([]);
       for (const u of [...new Set(requested)]) {
-        const h = (await fetch(u)).headers;
-        expect([u, h.get('content-security-policy'), h.get('x-content-type-options')]).toEqual([u, DOCS_SECURITY_HEADERS['content-security-policy'], 'nosniff']);
+        const r = await fetch(u);
+        // Read to the end: an unread body this large (the Swagger UI bundle) holds its socket open.
+        await r.arrayBuffer();
+        expect([u, r.headers.get('content-security-policy'), r.headers.get('x-content-type-options')]).toEqual([u, DOCS_SECURITY_HEADERS['content-security-policy'], 'nosniff']);
       }
       expect(DOCS_SECURITY_HEADERS['content-security-policy']).toContain("frame-ancestors 'none'");
       // Only the assets the page uses: not Swagger UI's stock index (it loads petstore.swagger.io), no source maps.

@@ -4,60 +4,15 @@ import { createTestDatabase } from '../support/pg';
 import { spawnApi, spawnIndexer, tenantEnv } from '../support/processes';
 import { waitFor } from '../support/tables';
 import { startRoundRobinProxy } from '../support/tcp-proxy';
-import { WsClient } from '../support/ws';
+import { resumingWsClient } from '../support/resuming-ws';
 import { bookChannels, lostOn } from './live';
 import { get, report, startLoad, until } from './support';
 
-/**
- * A /ws client as a D-53 application writes it: when its socket closes it reconnects (through
- * the balancer) and re-subscribes each channel with `resumeFrom` its last seq.
- */
+/** The reconnecting /ws client (test/support/resuming-ws.ts), read by the updates it received. */
 function resumingClient(url: string, channels: string[]) {
-  const sockets: WsClient[] = [];
-  const closes: number[] = [];
-  const last = new Map<string, number>();
-  let stopped = false;
-  let resumed = 0;
-  const updates = (channel: string): Json[] => sockets.flatMap((s) => s.received.filter((m) => m.type === 'update' && m.channel === channel));
-  const connect = async (): Promise<void> => {
-    const s = await WsClient.open(url);
-    sockets.push(s);
-    await s.next((m) => m.type === 'connected');
-    for (const channel of channels) {
-      const from = Math.max(0, ...updates(channel).map((m) => m.seq as number));
-      await s.request(sockets.length === 1 ? { type: 'subscribe', channel } : { type: 'subscribe', channel, resumeFrom: from });
-      last.set(channel, from);
-    }
-    if (sockets.length > 1) resumed += 1;
-    void s.closed.then(({ code }) => {
-      closes.push(code);
-      if (!stopped) void reconnect();
-    });
-  };
-  // A reconnect that fails is retried, as a client with a reconnect loop does; failures are counted.
-  let failedConnects = 0;
-  const reconnect = async (): Promise<void> => {
-    while (!stopped) {
-      try {
-        return await connect();
-      } catch {
-        failedConnects += 1;
-        await until(200);
-      }
-    }
-  };
-  return {
-    connect,
-    failedConnects: () => failedConnects,
-    updates,
-    sockets,
-    closes,
-    resumed: () => resumed,
-    stop() {
-      stopped = true;
-      sockets.forEach((s) => s.ws.terminate());
-    },
-  };
+  const client = resumingWsClient(url, channels);
+  const updates = (channel: string): Json[] => client.sockets.flatMap((s) => s.received.filter((m) => m.type === 'update' && m.channel === channel));
+  return { ...client, updates };
 }
 
 it('SIGTERM to one of two API replicas behind a round-robin balancer: no failed request at the client, /ws clients get 1001, resume on the other replica and miss nothing', async () => {
@@ -84,7 +39,7 @@ it('SIGTERM to one of two API replicas behind a round-robin balancer: no failed 
     replicas[1]!.child.kill('SIGTERM');
     expect(await replicas[1]!.exited).toEqual({ code: 0, signal: null });
     const moved = clients.filter((c) => c.closes.length > 0);
-    await waitFor('moved clients resumed', async () => moved.every((c) => c.resumed() > 0), 30_000);
+    await waitFor('moved clients resumed', async () => moved.every((c) => c.resumes() > 0), 30_000);
     const recoveredAt = Date.now();
     // Updates keep arriving on the survivor after the move.
     const seqNow = Math.max(...clients.flatMap((c) => c.updates(channels[0]!).map((m) => m.seq as number)));
@@ -108,6 +63,8 @@ it('SIGTERM to one of two API replicas behind a round-robin balancer: no failed 
     expect(failed.map((o) => `${o.status} ${o.body}`)).toEqual([]);
     expect(moved.length).toBeGreaterThan(0);
     for (const c of moved) expect(c.closes[0]).toBe(1001);
+    // Every subscribe, first or resumed, was answered `subscribed` (and `resumed: true`).
+    expect(clients.flatMap((c) => c.errors)).toEqual([]);
     expect(lost).toBe(0);
   } finally {
     clients.forEach((c) => c.stop());

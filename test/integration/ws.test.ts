@@ -377,6 +377,10 @@ describe('WebSocket /ws (real sockets, real Redis)', () => {
     await waitFor('three pings answered', async () => pings >= 3);
     expect(live.ws.readyState).toBe(live.ws.OPEN);
     await live.close();
+    // Reading again, the dead client finds its connection cut without a close frame. (Left
+    // paused, its socket would stay open, its end unread, until the Jest worker ends.)
+    (dead.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    expect((await dead.closed).code).toBe(1006);
   });
 
   it('closes every socket with 1001 and a reason on shutdown and refuses new upgrades', async () => {

@@ -1,8 +1,10 @@
 import http from 'node:http';
-import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import { assertMatchesOpenApi } from './openapi';
+
+// The signer lives with the benches' clients, which sign the same way (product code imports no test/).
+export { walletHeaders, type SignOptions } from '../../loadtest/bench/wallet-headers';
 
 export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -23,34 +25,6 @@ export async function call(url: string, init?: RequestInit) {
   const body = (json && text ? JSON.parse(text) : text || undefined) as Json;
   assertMatchesOpenApi(init?.method ?? 'GET', url, res.status, res.headers.get('content-type'), body);
   return { res, status: res.status, headers: res.headers, body };
-}
-
-export interface SignOptions {
-  domain?: string;
-  chain?: string | null;
-  timestamp?: number;
-  nonce?: string;
-  chainHeader?: string;
-  /** Replaces the signed bytes' signature with one over other bytes. */
-  forge?: boolean;
-  rawMessage?: string;
-}
-
-/** The three wallet-auth headers of spec part 5, signed with a real Ed25519 key. */
-export function walletHeaders(key: { address: string; secretKey: Uint8Array }, action: string, o: SignOptions = {}): Record<string, string> {
-  const msg: Json = {
-    domain: o.domain ?? 'localhost',
-    timestamp: o.timestamp ?? Math.floor(Date.now() / 1000),
-    action,
-    nonce: o.nonce ?? randomBytes(12).toString('hex'),
-  };
-  if (o.chain !== null) msg.chain = o.chain ?? 'solana-mainnet';
-  const message = o.rawMessage ?? JSON.stringify(msg);
-  const signed = o.forge ? `${message} ` : message;
-  const signature = bs58.encode(nacl.sign.detached(Buffer.from(signed, 'utf8'), key.secretKey));
-  const h: Record<string, string> = { 'x-wallet-pubkey': key.address, 'x-wallet-signature': signature, 'x-wallet-message': message };
-  if (o.chainHeader) h['x-wallet-chain'] = o.chainHeader;
-  return h;
 }
 
 /** A fresh wallet keypair, as signed requests need it. */

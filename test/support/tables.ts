@@ -1,47 +1,7 @@
 import type { Db } from '../../core/db';
 
-/**
- * Every projected table in a canonical order, without columns that legitimately differ
- * between runs (dead-letter ids and insert times). Two databases with equal digests hold
- * the same projection, row for row.
- */
-export const PROJECTED_TABLES: Record<string, string> = {
-  markets: 'SELECT * FROM markets ORDER BY id',
-  orders: 'SELECT * FROM orders ORDER BY id',
-  orderbook_levels: 'SELECT * FROM orderbook_levels ORDER BY market_address, book_side, price_bps',
-  trades: 'SELECT * FROM trades ORDER BY id',
-  positions: 'SELECT * FROM positions ORDER BY id',
-  fee_config_history: 'SELECT * FROM fee_config_history ORDER BY id',
-  tick_size_history: 'SELECT * FROM tick_size_history ORDER BY id',
-  referral_locks: 'SELECT * FROM referral_locks ORDER BY wallet',
-  referrer_earnings: 'SELECT * FROM referrer_earnings ORDER BY wallet, settlement_mint',
-  referrer_credits: 'SELECT * FROM referrer_credits ORDER BY id',
-  referrer_claims: 'SELECT * FROM referrer_claims ORDER BY id',
-  creator_fee_accruals: 'SELECT * FROM creator_fee_accruals ORDER BY id',
-  creator_fee_claims: 'SELECT * FROM creator_fee_claims ORDER BY id',
-  trader_activity: 'SELECT * FROM trader_activity ORDER BY wallet',
-  user_stats: 'SELECT * FROM user_stats ORDER BY wallet',
-  settled_trades: 'SELECT * FROM settled_trades ORDER BY id',
-  daily_pnl: 'SELECT * FROM daily_pnl ORDER BY wallet, day',
-  user_achievements: 'SELECT * FROM user_achievements ORDER BY wallet, achievement_id',
-  market_counts: 'SELECT * FROM market_counts ORDER BY state',
-  market_list_blocks: 'SELECT * FROM market_list_blocks ORDER BY block, state',
-  platform_totals: 'SELECT * FROM platform_totals',
-  raw_events: 'SELECT * FROM raw_events ORDER BY signature, event_index',
-  processed_transactions: 'SELECT * FROM processed_transactions ORDER BY signature',
-  dead_letters: 'SELECT signature, event_index, slot, kind, reason, detail, data, source FROM dead_letters ORDER BY signature, event_index',
-};
-
-export async function tableDigests(db: Db): Promise<Record<string, { rows: number; md5: string }>> {
-  const out: Record<string, { rows: number; md5: string }> = {};
-  for (const [table, query] of Object.entries(PROJECTED_TABLES)) {
-    const r = await db.one<{ rows: number; md5: string | null }>(
-      `SELECT count(*)::int AS rows, md5(string_agg(row_to_json(t)::text, E'\\n')) AS md5 FROM (${query}) t`,
-    );
-    out[table] = { rows: r.rows, md5: r.md5 ?? '' };
-  }
-  return out;
-}
+// The digests the benches compare too live with the product (core/db/table-digests.ts).
+export { PROJECTED_TABLES, tableDigests } from '../../core/db/table-digests';
 
 /** Rows of a query keyed by `key`, for comparing with the simulator's truth. */
 export async function rowsBy<T extends Record<string, unknown>>(db: Db, query: string, key: (r: T) => string): Promise<Map<string, T>> {

@@ -138,9 +138,9 @@ export class WsClient {
   }
 
   /** The reply to one client message: the next non-update frame. */
-  async request(msg: Json | string): Promise<Json> {
+  async request(msg: Json | string, timeoutMs?: number): Promise<Json> {
     this.send(msg);
-    return this.next((m) => m.type !== 'update');
+    return this.next((m) => m.type !== 'update', timeoutMs);
   }
 
   send(msg: Json | string): void {

@@ -9,7 +9,7 @@ import { keyPairOf } from '../../simulator/ids';
 import type { Json } from '../support/api';
 import { createStandaloneDatabase } from '../support/pg';
 import { tableDigests } from '../support/tables';
-import WebSocket from 'ws';
+import { resumingWsClient } from '../support/resuming-ws';
 import { WsClient, wsAuth } from '../support/ws';
 
 /** What the upgrade journey (upgrade.test.ts) runs beside a rollout, and how it judges it. */
@@ -43,84 +43,37 @@ export interface ChannelTally {
 }
 
 /**
- * A /ws client as a D-53 application writes it: when the server closes its socket it reconnects
- * (through the Ingress) and subscribes each channel again with `resumeFrom` the last seq it has;
- * a positions channel with a fresh signed `auth` each time.
+ * The journey's /ws client (test/support/resuming-ws.ts: it reconnects through the Ingress and
+ * resumes each channel; a positions channel with a fresh signed `auth` each time), tallying what
+ * it receives: each seq, which socket delivered it first, and its data.
  */
 export function resumingClient(wsUrl: string, channels: string[], signer: (channel: string) => Json | undefined) {
-  const sockets: WsClient[] = [];
   const seqs = new Map<string, number[]>(channels.map((c) => [c, []]));
   /** Which socket (its index in `sockets`) delivered each seq first, to tell a repeat on one socket from one on two. */
   const deliveredBy = new Map<string, Map<number, number>>(channels.map((c) => [c, new Map()]));
   const repeats: string[] = [];
   const data = new Map<string, Map<number, unknown>>(channels.map((c) => [c, new Map()]));
-  let stopped = false;
-  let reconnects = 0;
-  let failedConnects = 0;
-  let overlaps = 0;
-  const subscribed = new Set<string>();
-  const errors: string[] = [];
-  const last = (c: string) => Math.max(0, ...seqs.get(c)!);
-  const connect = async (): Promise<void> => {
-    const s = await WsClient.open(wsUrl);
-    // Two sockets of one client delivering at once would count their shared updates twice.
-    if (sockets.some((x) => x.ws.readyState !== WebSocket.CLOSED && x !== s)) overlaps += 1;
-    sockets.push(s);
-    const socket = sockets.length - 1;
-    s.ws.on('message', (raw) => {
-      const m = JSON.parse(raw.toString()) as Json;
-      if (m.type === 'update' && seqs.has(m.channel)) {
-        const seq = m.seq as number;
-        const by = deliveredBy.get(m.channel)!;
-        if (by.has(seq)) repeats.push(`${m.channel} seq ${seq}: socket ${by.get(seq)} then ${socket}`);
-        else by.set(seq, socket);
-        seqs.get(m.channel)!.push(seq);
-        data.get(m.channel)!.set(m.seq as number, m.data);
-      } else if (m.type === 'error') errors.push(String(m.message));
-    });
-    try {
-      await s.next((m) => m.type === 'connected');
-      for (const channel of channels) {
-        const auth = signer(channel);
-        const resuming = subscribed.has(channel);
-        const r = await s.request({ type: 'subscribe', channel, ...(resuming ? { resumeFrom: last(channel) } : {}), ...(auth ? { auth } : {}) });
-        if (r.type !== 'subscribed') errors.push(`${channel}: ${JSON.stringify(r)}`);
-        if (resuming && r.resumed === false) errors.push(`${channel}: not resumable from ${last(channel)}`);
-        subscribed.add(channel);
-      }
-    } catch (err) {
-      // A subscribe that timed out leaves a socket subscribed to the channels before it: an
-      // application that starts over on a new socket ends the old one first, or it would read
-      // those channels twice (once per socket).
-      s.ws.terminate();
-      await s.closed;
-      throw err;
-    }
-    void s.closed.then(() => {
-      if (stopped) return;
-      reconnects += 1;
-      void reconnect();
-    });
-  };
-  const reconnect = async (): Promise<void> => {
-    while (!stopped) {
-      try {
-        return await connect();
-      } catch {
-        failedConnects += 1;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-  };
+  const client = resumingWsClient(wsUrl, channels, {
+    auth: signer,
+    onMessage: (m, socket) => {
+      if (m.type !== 'update' || !seqs.has(m.channel)) return;
+      const seq = m.seq as number;
+      const by = deliveredBy.get(m.channel)!;
+      if (by.has(seq)) repeats.push(`${m.channel} seq ${seq}: socket ${by.get(seq)} then ${socket}`);
+      else by.set(seq, socket);
+      seqs.get(m.channel)!.push(seq);
+      data.get(m.channel)!.set(seq, m.data);
+    },
+  });
   return {
-    connect,
-    last,
+    connect: client.connect,
+    last: client.last,
     dataAt: (channel: string, seq: number) => data.get(channel)!.get(seq),
-    reconnects: () => reconnects,
-    failedConnects: () => failedConnects,
+    reconnects: client.reconnects,
+    failedConnects: client.failedConnects,
     /** Times a new socket opened while an earlier one of this client was still open (must stay 0). */
-    overlaps: () => overlaps,
-    errors,
+    overlaps: client.overlaps,
+    errors: client.errors,
     /** Each seq received again: on which sockets (the same one twice is the server's doing). */
     repeats,
     /** Per channel: updates received, the same seq twice, seqs missing between the first and the last. */
@@ -131,10 +84,7 @@ export function resumingClient(wsUrl: string, channels: string[], signer: (chann
         const span = all.length ? Math.max(...all) - Math.min(...all) + 1 : 0;
         return { channel, received: all.length, duplicates: all.length - unique.size, gaps: span - unique.size };
       }),
-    stop() {
-      stopped = true;
-      sockets.forEach((s) => s.ws.terminate());
-    },
+    stop: client.stop,
   };
 }
 export type ResumingClient = ReturnType<typeof resumingClient>;

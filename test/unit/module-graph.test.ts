@@ -61,6 +61,11 @@ describe('module graph', () => {
     expect(cycles(new Map([['a', ['b']], ['b', ['a']]]))).toEqual([['a', 'b', 'a']]);
   });
 
+  it('product code imports nothing from test/ (what both need lives product-side)', () => {
+    const upward = [...graph].flatMap(([f, deps]) => deps.filter((d) => d.startsWith('test/')).map((d) => `${f} → ${d}`));
+    expect(upward).toEqual([]);
+  });
+
   it('observability names objects from the shared catalog, not from the kit', () => {
     const kit = [...graph].filter(([f]) => f.startsWith('observability/')).flatMap(([f, deps]) => deps.filter((d) => d.startsWith('cdk8s/')).map((d) => `${f} → ${d}`));
     expect(kit).toEqual([]);
