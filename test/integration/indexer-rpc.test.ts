@@ -146,6 +146,8 @@ describe('RPC source end to end against the simulator JSON-RPC server', () => {
       lastActivityAt: expect.any(String),
       indexerRunning: true,
       writer: row.writer,
+      // The schema the API reads and no build (D-435).
+      projection: { live: 'public', build: null },
     });
     expect(row.writer).toMatch(/^.+:\d+$/);
   });
