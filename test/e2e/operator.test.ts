@@ -257,7 +257,6 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
   it('sets IndexerLagging from the indexer\'s /status, with an Event on each transition', async () => {
     indexerStatus.set('alpha', { slotLag: 500, lastProcessedSlot: '2000', writer: 'indexer-alpha-1:9', indexerRunning: true });
     await waitFor('lagging', async () => condition('alpha', 'IndexerLagging')?.status === 'True');
-    // A lag past the threshold is written at once, with when it was read (D-443).
     expect(getMi('alpha')!.status!.indexer).toEqual({ lastProcessedSlot: '2000', slotLag: 500, writer: 'indexer-alpha-1:9', observedAt: expect.any(String) });
     indexerStatus.delete('alpha');
     await waitFor('caught up', async () => condition('alpha', 'IndexerLagging')?.status === 'False');
