@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { setTimeout as delay } from 'node:timers/promises';
 import { creditsOf } from '../../core/rpc-credits';
 import type { Logger } from '../../core/telemetry/logger';
 import type { Metrics } from '../../core/telemetry/metrics';
@@ -47,15 +48,8 @@ export interface RpcClient {
   close(): void;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
-  });
+/** Waits `ms`, or less if `signal` aborts; leaves no listener behind on the caller's long-lived signal. */
+const sleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }).catch(() => undefined);
 
 export function createRpcClient(opts: {
   url: string;

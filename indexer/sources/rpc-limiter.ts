@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 /**
  * The `rpc` source's side of a provider's limits (D-241): at most `concurrency` requests in
  * flight, and credits (core/rpc-credits.ts) spent no faster than `requestsPerSecond`, paced
@@ -24,19 +26,8 @@ export interface RpcLimiterStats {
   pausedMs: number;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted || ms <= 0) return resolve();
-    const onAbort = () => {
-      clearTimeout(t);
-      resolve();
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Waits `ms`, or less if `signal` aborts; leaves no listener behind on the caller's long-lived signal. */
+const sleep = (ms: number, signal?: AbortSignal) => (ms <= 0 ? Promise.resolve() : delay(ms, undefined, { signal }).catch(() => undefined));
 
 /** Multiplicative decrease on a 429, at most once per second (the 429s of requests already in flight are one signal). */
 const DECREASE = 0.8;

@@ -10,7 +10,11 @@ import { tunnelUpgrade } from './tunnel';
  * that fails before any answer (connection refused or reset, or no answer within the read
  * timeout) is sent to the next endpoint when it is idempotent (`proxy_next_upstream error
  * timeout`, up to `proxy-next-upstream-tries`), and the failing endpoint gets nothing for 10 s
- * (`max_fails=1 fail_timeout=10s`); WebSocket upgrades are tunnelled to one endpoint.
+ * (`max_fails=1 fail_timeout=10s`); WebSocket upgrades are tunnelled to one endpoint. Like nginx,
+ * it keeps its own connections with clients (75 s idle, ingress-nginx's `keep-alive`) and passes no
+ * hop-by-hop header on: an upstream's `Connection: close` while it drains, or its `Keep-Alive:
+ * timeout=75`, says nothing of the client's connection to the ingress. An upstream that fails in
+ * the middle of a body closes the client's connection (nginx cannot finish the response either).
  */
 
 export interface Endpoint {
@@ -85,6 +89,12 @@ export interface IngressOptions {
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const FAIL_TIMEOUT_MS = 10_000;
+/** ingress-nginx's `keep-alive` (nginx `keepalive_timeout`) for client connections. */
+export const INGRESS_KEEP_ALIVE_MS = 75_000;
+/** Headers of one connection (RFC 9110 §7.6.1), which a proxy does not forward. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+export const endToEnd = (headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())));
 
 /** The ingress: the API's public front, with the retries and passive health of ingress-nginx. */
 export async function startIngressFront(opts: IngressOptions): Promise<ServiceFront & { retries: () => number; sentTo: (host: string) => number }> {
@@ -99,12 +109,14 @@ export async function startIngressFront(opts: IngressOptions): Promise<ServiceFr
     req.on('data', (c: Buffer) => body.push(c));
     req.on('end', () => void forward(req, res, Buffer.concat(body), 1));
   });
+  server.keepAliveTimeout = INGRESS_KEEP_ALIVE_MS;
+  server.headersTimeout = INGRESS_KEEP_ALIVE_MS + 1_000;
 
   async function forward(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, attempt: number): Promise<void> {
     const e = pick();
     if (!e) return void res.writeHead(503, { 'content-type': 'text/plain' }).end('no ready endpoint\n');
     sent.set(e.host, (sent.get(e.host) ?? 0) + 1);
-    const headers = { ...req.headers, 'x-forwarded-for': [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', '), 'x-forwarded-proto': 'http' };
+    const headers = { ...endToEnd(req.headers), 'x-forwarded-for': [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', '), 'x-forwarded-proto': 'http' };
     const up = http.request({ host: e.host, port: e.port, method: req.method, path: req.url, headers, agent, timeout: opts.readTimeoutSeconds * 1000 });
     let answered = false;
     const retryOrFail = (why: string) => {
@@ -122,7 +134,8 @@ export async function startIngressFront(opts: IngressOptions): Promise<ServiceFr
     up.on('error', () => retryOrFail('upstream error'));
     up.on('response', (r) => {
       answered = true;
-      res.writeHead(r.statusCode ?? 502, r.headers);
+      res.writeHead(r.statusCode ?? 502, endToEnd(r.headers));
+      r.on('close', () => !r.complete && res.destroy());
       r.pipe(res);
     });
     up.end(body);

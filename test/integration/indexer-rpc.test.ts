@@ -1,4 +1,6 @@
-import type http from 'node:http';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getEventListeners } from 'node:events';
 import { createDatabase, type Database } from '../../core/db';
 import type { Common } from '../../core/common';
 import { createIndexerHttp, WEBHOOK_PATH } from '../../indexer/http';
@@ -228,6 +230,30 @@ describe('RPC client deadlines', () => {
       expect(rpc.connected()).toBe(true);
     } finally {
       await chain.close();
+    }
+  });
+});
+
+describe('RPC client retries', () => {
+  it("leave no listener behind on the caller's long-lived signal", async () => {
+    // A node that fails twice, then answers: the client backs off twice on the way.
+    let calls = 0;
+    const node = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => (++calls <= 2 ? res.writeHead(500).end() : res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":7}')));
+    });
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    const common = testCommon({});
+    const rpc = createRpcClient({ url: `http://127.0.0.1:${(node.address() as AddressInfo).port}`, logger: common.logger, metrics: common.metrics, baseBackoffMs: 1 });
+    const running = new AbortController();
+    try {
+      expect(await rpc.call('getSlot', [], running.signal)).toBe(7);
+      expect(calls).toBe(3);
+      // A backfill makes hundreds of thousands of calls under one signal: each must take its listeners away.
+      expect(getEventListeners(running.signal, 'abort')).toHaveLength(0);
+    } finally {
+      node.closeAllConnections();
+      await new Promise((r) => node.close(r));
     }
   });
 });

@@ -139,6 +139,7 @@ describe('a re-index without downtime (issue 39)', () => {
 
     // Step 2: the tenant upgraded to the next release, the builder dropped: the new live indexer takes the built schema over.
     const okBefore = reader.ok();
+    process.stdout.write(`re-index: step 2 (the upgrade) from ${new Date().toISOString()}\n`);
     const upgraded = await helmTenant(upgrade!);
     const step2 = await applyTenant({ tenant: t, to: upgraded, codeOf, revision: 'r2' });
     expect(step2.map((r) => r.deployment).sort()).toEqual(['market-indexer-api', 'market-indexer-indexer', 'market-indexer-indexer-build']);

@@ -49,11 +49,13 @@ const CAUSED: AlertName[] = ['MarketIndexerSlotLagHigh', 'MarketIndexerDeadLette
 
 /**
  * A new best bid every 2 s, each one tick above the book's best (read from /orderbook/top) while
- * that stays below the best ask: the `orderbook:` channel publishes each change of the top.
+ * that stays below the best ask: the `orderbook:` channel publishes each change of the top. The
+ * tick is read each time: the simulated program admin changes it now and then.
  */
-async function moveTheBook(trader: WalletClient, market: string, tickSizeBps: number): Promise<void> {
+async function moveTheBook(trader: WalletClient, market: string): Promise<void> {
   for (let i = 0; i < 3; i++) {
     await new Promise((r) => setTimeout(r, 2_000));
+    const { tickSizeBps } = (await trader.read('/config')) as { tickSizeBps: number };
     const top = (await trader.read(`/orderbook/top?market=${market}`)) as { best_bid: number | null; best_ask: number | null };
     // On the tick grid: the simulated traders' bids need not be (the API refuses an order off it).
     const price = Math.floor((top.best_bid ?? 0) / tickSizeBps) * tickSizeBps + tickSizeBps;
@@ -121,8 +123,9 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
     // Two wallets cross at complementary prices: the trader holds YES until the market settles.
     // The trader's bid is one tick below 100 %, above anything the simulated traders bid, so the
     // counterparty's NO (a YES sale at the complement) meets it first.
+    // The tick read again: the simulated program admin changes it now and then.
     const counterparty = await wallet();
-    const yes = 10_000 - tickSizeBps;
+    const yes = 10_000 - ((await trader.read('/config')) as { tickSizeBps: number }).tickSizeBps;
     await trader.send('place-order', { market: market.address, side: 'buy_yes', priceBps: yes, quantity: '2000000' });
     await counterparty.send('place-order', { market: market.address, side: 'buy_no', priceBps: 10_000 - yes, quantity: '2000000' });
     type Position = { marketAddress: string; yesShares: string; settled: boolean; payout: string };
@@ -183,7 +186,6 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
       const bundles = await buildK6(out);
       const trader = await wallet();
       const market = await tradingMarket(trader, 30);
-      const { tickSizeBps } = (await trader.read('/config')) as { tickSizeBps: number };
       const env = { BASE_URL: t.frontUrl, TENANT: 'alpha', AUTH_DOMAIN: DOMAIN, RUN_ID: `tenant-${Date.now()}` };
       const runs = [
         ['limits-ws', { env }],
@@ -194,7 +196,7 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
       expect(runs.map(([name]) => name).sort()).toEqual(Object.keys(bundles).sort());
       for (const [i, [name, opts]] of runs.entries()) {
         // While fanout-ws listens, a wallet moves the book it listens to (the simulated traders may not, in 15 s).
-        const moving = name === 'fanout-ws' ? moveTheBook(trader, market.address, tickSizeBps) : undefined;
+        const moving = name === 'fanout-ws' ? moveTheBook(trader, market.address) : undefined;
         // Each run a client address of its own (k6's --local-ips): the limits scripts count their address's requests from zero.
         const s = await runK6Script(bundles[name]!, { ...opts, localIPs: `127.0.0.${71 + i}` });
         await moving;

@@ -25,9 +25,9 @@ export function steadyReader(url: string) {
         const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
         const body = await res.text();
         if (res.status === 200) ok += 1;
-        else failures.push(`${res.status} ${body.slice(0, 200)}`);
+        else failures.push(`${new Date().toISOString()} ${res.status} ${body.slice(0, 200)}`);
       } catch (err) {
-        failures.push(String((err as Error).cause ?? err));
+        failures.push(`${new Date().toISOString()} ${String((err as Error).cause ?? err)}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
