@@ -6,6 +6,10 @@ import type { KindInfo } from '../../cdk8s/lib/kinds';
 import type { TenantAccess } from '../../operator/access';
 import type { Caches, ObjectCache } from '../../operator/informers';
 import { KubeError, type Json, type KubeClient, type KubeObject } from '../../operator/kube/client';
+import { effectivePolicy } from '../../operator/policy';
+import { createReconciler } from '../../operator/reconcile';
+import type { IndexerReading } from '../../operator/reconcile/outcome';
+import { testCommon } from './common';
 
 export interface KubeCall {
   verb: 'list' | 'get' | 'create' | 'replace' | 'apply' | 'mergePatch' | 'delete';
@@ -190,4 +194,35 @@ export const ownerRef = (uid = 'mi-uid', name = 'demo') => ({ apiVersion: 'marke
 export function object(apiVersion: string, kind: string, namespace: string | undefined, name: string, extra: Partial<KubeObject['metadata']> & { owner?: ReturnType<typeof ownerRef> } = {}): KubeObject {
   const { owner, ...metadata } = extra;
   return { apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}), uid: `uid-${kind}-${name}`, resourceVersion: '1', ...(owner ? { ownerReferences: [owner] } : {}), ...metadata } };
+}
+
+/**
+ * The reconciler as the operator's main builds it, over a fake cluster and its caches: environment
+ * `dev`, a policy admitting any egress, the lag threshold of the defaults.
+ */
+export function fakeReconciler(kube: FakeKube, opts: { observation: () => IndexerReading | undefined; now: () => string }) {
+  const caches = cachesOf(kube);
+  const common = testCommon();
+  const reconciler = createReconciler({
+    kube,
+    caches,
+    logger: common.logger,
+    metrics: common.metrics,
+    environment: 'dev',
+    defaults: { quota: { persistentVolumeClaims: 3 } },
+    policy: effectivePolicy({ egressBlocks: [{ cidr: '0.0.0.0/0' }] }, {}),
+    platformNamespace: 'market-indexer-system',
+    lagThreshold: 100,
+    observation: opts.observation,
+    now: opts.now,
+  });
+  return { caches, reconciler };
+}
+
+/** Every Deployment in the fake cluster rolled out, as its controller would report it: all replicas updated, available and ready. */
+export function rollOutDeployments(kube: FakeKube): void {
+  for (const d of kube.all().filter((o) => o.kind === 'Deployment')) {
+    const replicas = (d.spec as { replicas?: number }).replicas ?? 1;
+    d.status = { observedGeneration: d.metadata.generation ?? 1, updatedReplicas: replicas, availableReplicas: replicas, readyReplicas: replicas };
+  }
 }

@@ -11,6 +11,11 @@ export interface ResumingWsOptions {
   retryMs?: number;
   /** How long a subscribe may wait for its answer before the connection counts as failed. */
   subscribeTimeoutMs?: number;
+  /**
+   * What a close means for the next connection: `resume` (the default) subscribes again with
+   * `resumeFrom`; `start-over` subscribes afresh, as after `4010` (the sequence started over, D-410).
+   */
+  onClose?: (code: number) => 'resume' | 'start-over';
 }
 
 /**
@@ -68,6 +73,10 @@ export function resumingWsClient(url: string, channels: string[], opts: Resuming
     void s.closed.then(({ code }) => {
       if (stopped) return;
       closes.push(code);
+      if (opts.onClose?.(code) === 'start-over') {
+        subscribed.clear();
+        for (const c of channels) lastSeq.set(c, 0);
+      }
       void reconnect();
     });
   };

@@ -119,12 +119,12 @@ describe('a re-index without downtime (issue 39)', () => {
     const [startBuilder, upgrade] = commandsOf(bashBlocks(path.join(KIT_ROOT, 'docs/deploy.md'), '### Run a re-index')[0]!);
     // Step 1: the re-index asked for. Only the builder's pod is added; it switches the pointer by itself.
     const building = await helmTenant(startBuilder!);
+    const builderStartedAt = Date.now();
     const step1 = await applyTenant({ tenant: t, to: building, codeOf, revision: 'b1' });
     expect(step1.map((r) => r.deployment)).toEqual(['market-indexer-indexer-build']);
     expect(pods()).toEqual([...before, 'market-indexer-indexer-build-b1-0'].sort());
-    const switchedAt = Date.now();
     await until(`the builder to switch the API to ${built}`, async () => (await pointer()) === built, 5 * MIN);
-    process.stdout.write(`re-index: switched to ${built} ${((Date.now() - switchedAt) / 1000).toFixed(1)} s after the builder started; public at slot ${await cursorOf('public')}, ${built} at ${await cursorOf(built)}\n`);
+    process.stdout.write(`re-index: switched to ${built} ${((Date.now() - builderStartedAt) / 1000).toFixed(1)} s after the builder's pod was created; public at slot ${await cursorOf('public')}, ${built} at ${await cursorOf(built)}\n`);
     // Every client was told, once, and is subscribed again on the new sequence.
     const state = () => JSON.stringify(clients.map((c) => ({ generations: c.generations(), open: c.open(), received: c.receivedNow(), closes: c.closes, errors: c.errors.length })).slice(0, 5));
     await until('every /ws client to start over on the built schema', () => clients.every((c) => c.generations() === 2 && c.open()), MIN).catch((err: Error) => {

@@ -4,12 +4,10 @@
 import type { MarketIndexer } from '../../cdk8s/lib/crd';
 import { kindOf } from '../../cdk8s/lib/kinds';
 import { KubeError } from '../../operator/kube/client';
-import { effectivePolicy } from '../../operator/policy';
-import { createReconciler } from '../../operator/reconcile';
 import { addFinalizer, finalize } from '../../operator/reconcile/finalizer';
 import { FINALIZER, type IndexerReading } from '../../operator/reconcile/outcome';
 import { testCommon } from '../support/common';
-import { cachesOf, fakeAccess, fakeCaches, fakeKube, marketIndexer, object, ownerRef, type FakeKube, type KubeCall } from '../support/operator-fakes';
+import { cachesOf, fakeAccess, fakeCaches, fakeKube, fakeReconciler, marketIndexer, object, ownerRef, rollOutDeployments, type FakeKube, type KubeCall } from '../support/operator-fakes';
 
 const show = (calls: KubeCall[]) => calls.map((c) => `${c.verb} ${c.kind} ${c.namespace ? `${c.namespace}/` : ''}${c.name}${c.subresource ? `/${c.subresource}` : ''}`);
 
@@ -75,33 +73,10 @@ describe('reconcile step: finalizer', () => {
 });
 
 describe('reconcile: the steps in order', () => {
-  const policy = effectivePolicy({ egressBlocks: [{ cidr: '0.0.0.0/0' }] }, {});
   const answered: IndexerReading = { slotLag: 1, lastProcessedSlot: '10', writer: null, indexerRunning: true };
-  function setup(kube: FakeKube, observation: () => IndexerReading | undefined = () => answered) {
-    const caches = cachesOf(kube);
-    const common = testCommon();
-    const reconciler = createReconciler({
-      kube,
-      caches,
-      logger: common.logger,
-      metrics: common.metrics,
-      environment: 'dev',
-      defaults: { quota: { persistentVolumeClaims: 3 } },
-      policy,
-      platformNamespace: 'market-indexer-system',
-      lagThreshold: 100,
-      observation,
-      now: () => '2025-01-01T00:00:00Z',
-    });
-    return { caches, reconciler };
-  }
+  const setup = (kube: FakeKube, observation: () => IndexerReading | undefined = () => answered) => fakeReconciler(kube, { observation, now: () => '2025-01-01T00:00:00Z' });
   const since = (kube: FakeKube, mark: number) => show(kube.calls.slice(mark).filter((c) => c.verb !== 'get' && c.verb !== 'list'));
-  const rollOut = (kube: FakeKube) => {
-    for (const d of kube.all().filter((o) => o.kind === 'Deployment')) {
-      const replicas = (d.spec as { replicas?: number }).replicas ?? 1;
-      d.status = { observedGeneration: d.metadata.generation ?? 1, updatedReplicas: replicas, availableReplicas: replicas, readyReplicas: replicas };
-    }
-  };
+  const rollOut = rollOutDeployments;
 
   it('claims, binds, applies and writes status; converges once rolled out; then writes nothing', async () => {
     const kube = fakeKube([marketIndexer('demo') as never]);

@@ -3,12 +3,9 @@
 // once a minute, and one `ProjectionSwitched` Event at a switch (operator/reconcile/reindex.ts,
 // operator/reconcile/status.ts, through the whole reconcile on fakes of the client and the caches).
 import type { Condition } from '../../cdk8s/lib/crd';
-import { effectivePolicy } from '../../operator/policy';
-import { createReconciler } from '../../operator/reconcile';
 import type { BuildReading, IndexerObservation, IndexerReading } from '../../operator/reconcile/outcome';
 import { buildMessage, projectionStatus, REINDEX_PROGRESS_MS, reindexCondition } from '../../operator/reconcile/reindex';
-import { testCommon } from '../support/common';
-import { cachesOf, fakeKube, marketIndexer, type FakeKube } from '../support/operator-fakes';
+import { cachesOf, fakeKube, fakeReconciler, marketIndexer, rollOutDeployments, type FakeKube } from '../support/operator-fakes';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -72,30 +69,9 @@ describe('Reindexing and status.projection from a reading', () => {
 });
 
 describe('Reindexing through the reconcile: its writes and Events', () => {
-  const policy = effectivePolicy({ egressBlocks: [{ cidr: '0.0.0.0/0' }] }, {});
   let clock = 0;
-  function reconcilerOf(kube: FakeKube, observation: () => IndexerReading | undefined) {
-    const common = testCommon();
-    return createReconciler({
-      kube,
-      caches: cachesOf(kube),
-      logger: common.logger,
-      metrics: common.metrics,
-      environment: 'dev',
-      defaults: { quota: { persistentVolumeClaims: 3 } },
-      policy,
-      platformNamespace: 'market-indexer-system',
-      lagThreshold: 100,
-      observation,
-      now: () => at(clock),
-    });
-  }
-  const rollOut = (kube: FakeKube) => {
-    for (const d of kube.all().filter((o) => o.kind === 'Deployment')) {
-      const replicas = (d.spec as { replicas?: number }).replicas ?? 1;
-      d.status = { observedGeneration: d.metadata.generation ?? 1, updatedReplicas: replicas, availableReplicas: replicas, readyReplicas: replicas };
-    }
-  };
+  const reconcilerOf = (kube: FakeKube, observation: () => IndexerReading | undefined) => fakeReconciler(kube, { observation, now: () => at(clock) }).reconciler;
+  const rollOut = rollOutDeployments;
   const statusWrites = (kube: FakeKube, mark: number) => kube.calls.slice(mark).filter((c) => c.verb === 'mergePatch' && c.subresource === 'status').length;
   const events = (kube: FakeKube, mark: number) =>
     kube.calls.slice(mark).filter((c) => c.verb === 'create' && c.kind === 'Event').map((c) => { const b = c.body as { reason: string; type: string; message: string }; return `${b.type} ${b.reason}: ${b.message}`; });

@@ -61,4 +61,39 @@ describe('resumingWsClient (a scripted /ws server)', () => {
       client.stop();
     }
   });
+
+  it('subscribes afresh after a close its onClose says starts over (4010), and resumes after any other', async () => {
+    const subscribes: Json[][] = [];
+    server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    server.on('connection', (ws) => {
+      const mine: Json[] = [];
+      subscribes.push(mine);
+      ws.on('message', (raw) => {
+        const m = JSON.parse(raw.toString()) as Json;
+        mine.push(m);
+        ws.send(JSON.stringify({ type: 'subscribed', channel: m.channel, ...(m.resumeFrom !== undefined ? { resumed: true, replayed: 0, latestSeq: m.resumeFrom } : {}) }));
+        ws.send(JSON.stringify({ type: 'update', channel: m.channel, seq: 5, slot: 1, timestamp: Date.now(), data: { marketId: '1', bestBid: 4000, bestAsk: 6000 } }));
+      });
+      ws.send(JSON.stringify({ type: 'connected', message: 'hi', timestamp: Date.now() }));
+    });
+    await new Promise((r) => server.once('listening', r));
+    const { port } = server.address() as { port: number };
+    const client = resumingWsClient(`ws://127.0.0.1:${port}/ws`, ['orderbook:1'], { onClose: (code) => (code === 4010 ? 'start-over' : 'resume') });
+    try {
+      await client.connect();
+      await waitFor('the first update', async () => client.last('orderbook:1') === 5);
+      [...server.clients][0]!.close(4010, 'Projection switched');
+      await waitFor('the second connection subscribed', async () => subscribes.length === 2 && subscribes[1]!.length === 1 && client.last('orderbook:1') === 5);
+      [...server.clients].find((c) => c.readyState === 1)!.close(1001, 'going away');
+      await waitFor('the third connection subscribed', async () => subscribes.length === 3 && subscribes[2]!.length === 1);
+      expect(subscribes.map((x) => x[0])).toEqual([
+        { type: 'subscribe', channel: 'orderbook:1' },
+        { type: 'subscribe', channel: 'orderbook:1' },
+        { type: 'subscribe', channel: 'orderbook:1', resumeFrom: 5 },
+      ]);
+      expect({ closes: client.closes, errors: client.errors }).toEqual({ closes: [4010, 1001], errors: [] });
+    } finally {
+      client.stop();
+    }
+  });
 });

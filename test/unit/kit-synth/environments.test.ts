@@ -13,7 +13,6 @@ import { parse as parseYaml } from 'yaml';
 import { IMAGE } from '../../../core/constants';
 import { isSettingName, settingSpec } from '../../../core/config/settings';
 import { PLATFORM_DEFAULTS, TENANT_DEFAULTS } from '../../../cdk8s/lib/defaults';
-import { KitInputError } from '../../../cdk8s/lib/resolve';
 import { checksumOf } from '../../../cdk8s/lib/settings-env';
 import { headerProxies } from '../../../server/http/jurisdiction';
 import type { EnvironmentInput } from '../../../cdk8s/lib/values';
@@ -21,7 +20,7 @@ import { ENVIRONMENTS } from '../../../cdk8s/environments';
 import { synthEnvironment } from '../../../cdk8s/synth';
 import { environmentArb, TRUST_REFUSALS } from '../../support/kit-arbitraries';
 import { CHART, ENVIRONMENT_NAMES, keyOf, restrictedPodProblems, ROOT, schemaProblems, type Manifest } from '../../support/kit';
-import { objectsOf, platformObjectsOf, synth, tenantObjectsOf, type Container, type DeploymentLike, type PodSpec } from './support';
+import { objectsOf, platformObjectsOf, problemsOf, synth, tenantObjectsOf, type Container, type DeploymentLike, type PodSpec } from './support';
 
 const podSpecOf = (o: Manifest) => (o as { spec?: { template?: { spec?: PodSpec } } }).spec?.template?.spec;
 const repository = TENANT_DEFAULTS.image.repository;
@@ -176,15 +175,6 @@ describe('cdk8s kit: synthesized environments', () => {
 
 
 describe('cdk8s kit: bad environments', () => {
-  const problemsOf = (input: unknown): string[] => {
-    try {
-      synthEnvironment(input, 'env.yaml');
-    } catch (err) {
-      expect(err).toBeInstanceOf(KitInputError);
-      return (err as KitInputError).problems;
-    }
-    throw new Error('accepted');
-  };
   const base = () => structuredClone(ENVIRONMENTS.staging!) as EnvironmentInput & Record<string, unknown>;
 
   it.each([

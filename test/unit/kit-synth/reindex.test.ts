@@ -4,11 +4,10 @@
  * from its Service and selector, with the network it needs; INDEXER_MODE is never tenant-wide.
  */
 import type { EnvironmentInput } from '../../../cdk8s/lib/values';
-import { KitInputError } from '../../../cdk8s/lib/resolve';
 import { ENVIRONMENTS } from '../../../cdk8s/environments';
 import { synthEnvironment } from '../../../cdk8s/synth';
 import { keyOf } from '../../support/kit';
-import { tenantObjectsOf, type DeploymentLike } from './support';
+import { problemsOf, tenantObjectsOf, type DeploymentLike } from './support';
 
 const withBuild = (build: unknown, tenant = 'alpha') => {
   const env = structuredClone(ENVIRONMENTS.staging!) as any;
@@ -70,21 +69,12 @@ describe('cdk8s kit: a re-index (indexer.build, D-440)', () => {
   });
 
   it('refuses INDEXER_MODE among settings, a build on a webhook source and a bad tag, naming the field', () => {
-    const problems = (env: EnvironmentInput) => {
-      try {
-        synthEnvironment(env, 'env.yaml');
-      } catch (err) {
-        expect(err).toBeInstanceOf(KitInputError);
-        return (err as KitInputError).problems;
-      }
-      throw new Error('accepted');
-    };
-    expect(problems({ ...ENVIRONMENTS.staging!, settings: { INDEXER_MODE: 'build' } } as never)).toContain('settings.INDEXER_MODE: unknown field');
-    expect(problems(withBuild({ enabled: true, imageTag: 'not a tag' })).join('\n')).toMatch(/tenants\.alpha\.indexer\.build\.imageTag/);
+    expect(problemsOf({ ...ENVIRONMENTS.staging!, settings: { INDEXER_MODE: 'build' } } as never)).toContain('settings.INDEXER_MODE: unknown field');
+    expect(problemsOf(withBuild({ enabled: true, imageTag: 'not a tag' })).join('\n')).toMatch(/tenants\.alpha\.indexer\.build\.imageTag/);
     const webhook = withBuild({ enabled: true }, 'alpha') as any;
     webhook.tenants.alpha.source = { ...webhook.tenants.alpha.source, type: 'webhook', webhookSecretRef: { name: 'market-indexer', key: 'WEBHOOK_SECRET' } };
     webhook.tenants.alpha.indexer.replicas = 1;
     webhook.tenants.alpha.networkPolicy = { webhookSenders: [{ cidr: '192.0.2.0/24' }] };
-    expect(problems(webhook).join('\n')).toMatch(/indexer\.build\.enabled needs a source that backfills/);
+    expect(problemsOf(webhook).join('\n')).toMatch(/indexer\.build\.enabled needs a source that backfills/);
   });
 });

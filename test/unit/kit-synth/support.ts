@@ -5,6 +5,7 @@
  */
 import type { EnvironmentInput } from '../../../cdk8s/lib/values';
 import { synthEnvironment } from '../../../cdk8s/synth';
+import { KitInputError } from '../../../cdk8s/lib/resolve';
 import type { Manifest } from '../../support/kit';
 
 export type Container = {
@@ -37,3 +38,14 @@ export const synth = (env: EnvironmentInput) => synthEnvironment(env, 'test envi
 export const objectsOf = (env: EnvironmentInput) => synth(env).flatMap((f) => f.objects as Manifest[]);
 export const tenantObjectsOf = (env: EnvironmentInput) => synth(env).filter((f) => f.tenant).flatMap((f) => f.objects as Manifest[]);
 export const platformObjectsOf = (env: EnvironmentInput) => synth(env).find((f) => f.name === 'platform.yaml')!.objects as Manifest[];
+
+/** The problems the kit names for an environment it refuses; fails the test if it accepts it. */
+export function problemsOf(input: unknown): string[] {
+  try {
+    synthEnvironment(input, 'env.yaml');
+  } catch (err) {
+    expect(err).toBeInstanceOf(KitInputError);
+    return (err as KitInputError).problems;
+  }
+  throw new Error('accepted');
+}

@@ -6,7 +6,6 @@
  */
 import { ApiObject, App, Chart, JsonPatch } from 'cdk8s';
 import { TENANT_DEFAULTS } from '../../../cdk8s/lib/defaults';
-import { KitInputError } from '../../../cdk8s/lib/resolve';
 import { headerProxies } from '../../../server/http/jurisdiction';
 import { MarketIndexerTenant } from '../../../cdk8s/lib/tenant';
 import type { EnvironmentInput } from '../../../cdk8s/lib/values';
@@ -14,7 +13,7 @@ import { ENVIRONMENTS } from '../../../cdk8s/environments';
 import { synthEnvironment } from '../../../cdk8s/synth';
 import { TRUST_POLICY as POLICY } from '../../support/kit-arbitraries';
 import { keyOf } from '../../support/kit';
-import { synth, tenantObjectsOf, type DeploymentLike } from './support';
+import { synth, tenantObjectsOf, type DeploymentLike, problemsOf } from './support';
 
 describe('cdk8s kit: settings', () => {
   const deploymentChecksums = (env: EnvironmentInput) =>
@@ -99,18 +98,9 @@ describe('cdk8s kit: the interface variant (D-159)', () => {
   });
 
   it('refuses an unknown variant, and API_VARIANT among settings (the variant field sets it), naming the field', () => {
-    const problems = (env: EnvironmentInput) => {
-      try {
-        synthEnvironment(env, 'env.yaml');
-      } catch (err) {
-        expect(err).toBeInstanceOf(KitInputError);
-        return (err as KitInputError).problems;
-      }
-      throw new Error('accepted');
-    };
-    expect(problems(withVariant('v2'))).toContain('tenants.beta.variant: must be one of "v1", "legacy"');
-    expect(problems({ ...ENVIRONMENTS.staging!, variant: 'LEGACY' } as never)).toContain('variant: must be one of "v1", "legacy"');
-    expect(problems({ ...ENVIRONMENTS.staging!, settings: { API_VARIANT: 'legacy' } } as never)).toContain('settings.API_VARIANT: unknown field');
+    expect(problemsOf(withVariant('v2'))).toContain('tenants.beta.variant: must be one of "v1", "legacy"');
+    expect(problemsOf({ ...ENVIRONMENTS.staging!, variant: 'LEGACY' } as never)).toContain('variant: must be one of "v1", "legacy"');
+    expect(problemsOf({ ...ENVIRONMENTS.staging!, settings: { API_VARIANT: 'legacy' } } as never)).toContain('settings.API_VARIANT: unknown field');
     // The construct's props are checked the same way (the operator renders through them).
     const app = new App();
     expect(() => new MarketIndexerTenant(new Chart(app, 't'), 'tenant', { tenant: 'alpha', environment: 'test', variant: 'v2' as never })).toThrow(
