@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { settingSpec, type SettingName } from '../../core/config/settings';
 import { PLATFORM_DEFAULTS, TENANT_DEFAULTS } from './defaults';
 import { parseQuantity } from './quantity';
-import { quotaProblems } from './sizing';
+import { operatorMemoryProblem, quotaProblems } from './sizing';
 import { EnvironmentSchema, TenantValuesSchema, type EnvironmentInput, type PlatformValues, type TenantInput, type TenantValues } from './values';
 
 /** A tenant's values or an environment file that cannot be deployed; the message names every bad field. */
@@ -88,10 +88,15 @@ export function describeErrors(errors: ErrorObject[] | null | undefined): string
 export function checkEnvironment(input: unknown, source: string): EnvironmentInput {
   if (!validateEnvironment(input)) throw new KitInputError(source, describeErrors(validateEnvironment.errors));
   const env = input as EnvironmentInput;
-  const loadTest = resolvePlatform(env).loadTest;
+  const platform = resolvePlatform(env);
+  const { loadTest, operator } = platform;
+  const problems: string[] = [];
   if (loadTest.enabled && !Object.hasOwn(env.tenants, loadTest.tenant)) {
-    throw new KitInputError(source, [`platform.loadTest.tenant must name one of this environment's tenants (${Object.keys(env.tenants).sort().join(', ') || 'none'}), got "${loadTest.tenant}"`]);
+    problems.push(`platform.loadTest.tenant must name one of this environment's tenants (${Object.keys(env.tenants).sort().join(', ') || 'none'}), got "${loadTest.tenant}"`);
   }
+  const memory = operator.enabled ? operatorMemoryProblem(operator.resources.limits.memory) : undefined;
+  if (memory) problems.push(memory);
+  if (problems.length) throw new KitInputError(source, problems);
   return env;
 }
 

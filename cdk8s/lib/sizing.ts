@@ -29,6 +29,20 @@ export function operatorHeapMb(memoryLimit: string): number {
   return Math.floor(parseQuantity(memoryLimit) / 2 ** 21);
 }
 
+/**
+ * The smallest memory limit the kit renders for the operator (D-445): half of it, the heap cap,
+ * holds the process's 60 MB of heap and about 500 tenants, and the other half its 90 MB outside
+ * the heap. Below it the operator would crash-loop on V8's out-of-memory before reconciling
+ * anything. The chart refuses the same (`templates/operator.yaml`).
+ */
+export const OPERATOR_MIN_MEMORY_LIMIT = '256Mi';
+
+/** The problem with an operator memory limit below OPERATOR_MIN_MEMORY_LIMIT, or undefined. */
+export function operatorMemoryProblem(memoryLimit: string): string | undefined {
+  if (parseQuantity(memoryLimit) >= parseQuantity(OPERATOR_MIN_MEMORY_LIMIT)) return undefined;
+  return `platform.operator.resources.limits.memory: at least ${OPERATOR_MIN_MEMORY_LIMIT} (the operator caps its heap at half of it, and takes about 150 MB with no tenant), got "${memoryLimit}"`;
+}
+
 type Totals = { requestsCpu: number; requestsMemory: number; limitsCpu: number; limitsMemory: number; pods: number; pvcs: number };
 
 /** A pod's effective resources: the larger of its containers' sum and its largest init container. */

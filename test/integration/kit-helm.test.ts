@@ -232,6 +232,12 @@ describe('Helm chart', () => {
         /platform.loadTest.tenant must name one of this environment's tenants \(alpha, beta\), got "gamma"/,
       ],
       [
+        'an operator memory limit its process cannot start in',
+        (e: any) => (e.platform = { operator: { resources: { limits: { memory: '192Mi' } } } }),
+        'platform.operator.resources.limits.memory: at least 256Mi (the operator caps its heap at half of it, and takes about 150 MB with no tenant), got "192Mi"',
+        /platform.operator.resources.limits.memory: at least 256Mi \(the operator caps its heap at half of it, and takes about 150 MB with no tenant\), got "192Mi"/,
+      ],
+      [
         'an RPC URL expected in the Secret the dev stores write',
         (e: any) => {
           e.devStores = { enabled: true };

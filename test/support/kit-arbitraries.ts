@@ -109,6 +109,8 @@ export const environmentArb: fc.Arbitrary<EnvironmentInput> = fc
           // The heap cap in its command is half the memory limit (D-420), in any unit Helm must parse.
           resources: fc.constantFrom(
             { limits: { memory: '512Mi' } },
+            // The smallest limit the kit takes (D-445).
+            { requests: { memory: '192Mi' }, limits: { memory: '256Mi' } },
             { requests: { memory: '1Gi' }, limits: { memory: '1.5Gi' } },
             { limits: { memory: '0.7Gi' } },
             { limits: { memory: '2G' } },
