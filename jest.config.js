@@ -1,6 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // Node's, naming what held a worker open if Jest has to force it to exit (test/support/node-environment.js).
+  testEnvironment: '<rootDir>/test/support/node-environment.js',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // The fault suite (`npm run test:faults`, jest.faults.config.js) takes minutes of real outages;
