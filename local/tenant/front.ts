@@ -93,7 +93,7 @@ const FAIL_TIMEOUT_MS = 10_000;
 export const INGRESS_KEEP_ALIVE_MS = 75_000;
 /** Headers of one connection (RFC 9110 §7.6.1), which a proxy does not forward. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-export const endToEnd = (headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders =>
+const endToEnd = (headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())));
 
 /** The ingress: the API's public front, with the retries and passive health of ingress-nginx. */
