@@ -8,7 +8,7 @@ import type { NonceStore } from '../core/redis/nonce-store';
 import { serverSpans } from '../core/telemetry/http-span';
 import { STORES } from '../core/telemetry/metrics';
 import type { ChainAccess } from '../core/tx';
-import type { SignatureVerifier } from './auth/verify';
+import type { SignatureVerifier } from '../core/ed25519';
 import { servedRootAliases } from './http/aliases';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';

@@ -20,7 +20,7 @@ import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { exitWith, requireAllowed, requireSettings } from '../core/process';
 import { observeIndexerLag } from './observed-lag';
-import type { SignatureVerifier } from './auth/verify';
+import type { SignatureVerifier } from '../core/ed25519';
 import { answerClientErrors } from './http/client-error';
 import { createApiStores, createLiveStores, type LiveStores } from './stores';
 import { createKnownMarkets, marketsIn } from './ws/known-markets';

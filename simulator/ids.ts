@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
+import { keyPairFromSeed } from '../core/ed25519';
 import { encodeBase58 } from './chain/base58';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -16,6 +16,6 @@ export const hexOf = (label: string): string => digest(label).toString('hex');
 
 /** A deterministic Ed25519 key pair for a label: its address and 64-byte secret key. */
 export function keyPairOf(label: string): { address: string; secretKey: Uint8Array } {
-  const kp = nacl.sign.keyPair.fromSeed(digest(`keypair:${label}`));
+  const kp = keyPairFromSeed(digest(`keypair:${label}`));
   return { address: bs58.encode(kp.publicKey), secretKey: kp.secretKey };
 }

@@ -1,6 +1,6 @@
 import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit';
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
+import { verifyEd25519 } from '../ed25519';
 
 export interface WireInstruction {
   programId: string;
@@ -56,7 +56,7 @@ export function decodeWireTransaction(base64: string): DecodedWireTransaction {
   });
   const fullySignedAndValid = signers.every((s, i) => {
     const sig = signatures[i];
-    return sig !== null && nacl.sign.detached.verify(Uint8Array.from(tx.messageBytes), bs58.decode(sig!), bs58.decode(s));
+    return sig !== null && verifyEd25519(Uint8Array.from(tx.messageBytes), bs58.decode(sig!), bs58.decode(s));
   });
   const instructions = msg.instructions.map((ix) => {
     const programId = keys[ix.programAddressIndex];

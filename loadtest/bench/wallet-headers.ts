@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
+import { signEd25519 } from '../../core/ed25519';
 
 /**
  * The wallet-auth headers a client of the signed routes sends (spec part 5), signed with a raw
@@ -29,7 +29,7 @@ export function walletHeaders(key: { address: string; secretKey: Uint8Array }, a
   if (o.chain !== null) msg.chain = o.chain ?? 'solana-mainnet';
   const message = o.rawMessage ?? JSON.stringify(msg);
   const signed = o.forge ? `${message} ` : message;
-  const signature = bs58.encode(nacl.sign.detached(Buffer.from(signed, 'utf8'), key.secretKey));
+  const signature = bs58.encode(signEd25519(Buffer.from(signed, 'utf8'), key.secretKey));
   const h: Record<string, string> = { 'x-wallet-pubkey': key.address, 'x-wallet-signature': signature, 'x-wallet-message': message };
   if (o.chainHeader) h['x-wallet-chain'] = o.chainHeader;
   return h;

@@ -2,7 +2,7 @@ import bs58 from 'bs58';
 import Joi from 'joi';
 import type { NonceStore } from '../../core/redis/nonce-store';
 import { boundedMessage } from '../http/validate';
-import { verifyEd25519, type SignatureVerifier } from './verify';
+import { verifyEd25519, type SignatureVerifier } from '../../core/ed25519';
 
 export const MAX_PAST_SECONDS = 300;
 export const MAX_FUTURE_SECONDS = 30;

@@ -1,6 +1,6 @@
 import bs58 from 'bs58';
 import Joi from 'joi';
-import { verifyEd25519 } from '../auth/verify';
+import { verifyEd25519 } from '../../core/ed25519';
 import { ApiError } from '../http/errors';
 import { base58Signature, NO_PARAMS } from '../http/validate';
 import { insertAttestation } from '../read/queries/attestations';

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { NonceStore } from '../../core/redis/nonce-store';
 import type { Logger } from '../../core/telemetry/logger';
 import { requestAction } from '../auth/http-auth';
-import type { SignatureVerifier } from '../auth/verify';
+import type { SignatureVerifier } from '../../core/ed25519';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
 import { ApiError, type ErrorCode } from '../http/errors';
 import type { PlanLimits } from '../limits/plan-limits';

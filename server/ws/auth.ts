@@ -5,7 +5,7 @@
  */
 import type { Common } from '../../core/common';
 import type { NonceStore } from '../../core/redis/nonce-store';
-import type { SignatureVerifier } from '../auth/verify';
+import type { SignatureVerifier } from '../../core/ed25519';
 import { verifyWalletAuth, type AuthFailure } from '../auth/wallet-auth';
 import type { AuthFailureBudget } from '../limits/rate-limit';
 import { WS_ERRORS, type Channel, type WsAuth } from './protocol';

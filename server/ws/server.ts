@@ -15,7 +15,7 @@ import { WS_LIMITS } from '../../core/limits';
 import type { Bus } from '../../core/redis/bus';
 import type { NonceStore } from '../../core/redis/nonce-store';
 import type { UpdateLog } from '../../core/redis/updates';
-import type { SignatureVerifier } from '../auth/verify';
+import type { SignatureVerifier } from '../../core/ed25519';
 import { v1ErrorBody, type ErrorWriter } from '../http/errors';
 import type { PlanLimits } from '../limits/plan-limits';
 import type { AuthFailureBudget } from '../limits/rate-limit';

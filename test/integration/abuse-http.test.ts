@@ -1,4 +1,4 @@
-import { verifyEd25519, type SignatureVerifier } from '../../server/auth/verify';
+import { verifyEd25519, type SignatureVerifier } from '../../core/ed25519';
 import { testWallet, walletHeaders } from '../support/api';
 import { apiSuite } from '../support/api-servers';
 import { rawGet } from '../support/raw-http';

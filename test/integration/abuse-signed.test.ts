@@ -1,6 +1,6 @@
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
-import { verifyEd25519 } from '../../server/auth/verify';
+import { verifyEd25519 } from '../../core/ed25519';
 import { call, HIGH_LIMITS, testWallet, walletHeaders } from '../support/api';
 import { apiSuite } from '../support/api-servers';
 import { testCommon } from '../support/common';

@@ -1,5 +1,5 @@
 import { WS_LIMITS } from '../../core/limits';
-import { verifyEd25519, type SignatureVerifier } from '../../server/auth/verify';
+import { verifyEd25519, type SignatureVerifier } from '../../core/ed25519';
 import { AUTH_FAILURES_REASON, UNKNOWN_MARKETS_REASON, WS_ERRORS } from '../../server/ws/protocol';
 import { testWallet } from '../support/api';
 import { apiSuite } from '../support/api-servers';

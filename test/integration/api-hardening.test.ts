@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import express from 'express';
 import YAML from 'yaml';
-import { verifyEd25519, type SignatureVerifier } from '../../server/auth/verify';
+import { verifyEd25519, type SignatureVerifier } from '../../core/ed25519';
 import { NON_ASCII_MESSAGE } from '../../server/auth/wallet-auth';
 import { errorMapper } from '../../server/http/errors';
 import { WS_ERRORS } from '../../server/ws/protocol';

@@ -3,7 +3,7 @@ import { createDatabase, type Database, type Db } from '../../core/db';
 import type { RedisOptions } from 'ioredis';
 import { createRedis, redisReady, type Redis } from '../../core/redis/client';
 import { createApp } from '../../server/app';
-import type { SignatureVerifier } from '../../server/auth/verify';
+import type { SignatureVerifier } from '../../core/ed25519';
 import { startApiServer } from '../../server/run';
 import { createApiStores, createLiveStores } from '../../server/stores';
 import { serve } from './api';

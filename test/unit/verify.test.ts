@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import fc from 'fast-check';
 import nacl from 'tweetnacl';
-import { verifyEd25519 } from '../../server/auth/verify';
+import { keyPairFromSeed, signEd25519, verifyEd25519 } from '../../core/ed25519';
 
 /** A key pair from a 32-byte seed (node:crypto signs fast; tweetnacl is the reference verifier). */
 function keyPair(seed: Uint8Array) {
@@ -10,7 +10,7 @@ function keyPair(seed: Uint8Array) {
   return { publicKey, sign: (m: Uint8Array) => sign(null, m, privateKey) };
 }
 
-describe('Ed25519 verification through node:crypto (D-77)', () => {
+describe('Ed25519 through node:crypto (D-77, D-446)', () => {
   it('accepts valid signatures and, like tweetnacl, refuses any altered message, signature or key', () => {
     fc.assert(
       fc.property(
@@ -55,5 +55,25 @@ describe('Ed25519 verification through node:crypto (D-77)', () => {
     }
     expect(verifyEd25519(msg, sig.subarray(0, 63), kp.publicKey)).toBe(false);
     expect(verifyEd25519(msg, new Uint8Array(64).fill(0xff), kp.publicKey)).toBe(false);
+  });
+
+  it('derives the key pair and signs exactly as tweetnacl does (Ed25519 is deterministic)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ maxLength: 300 }), (seed, message) => {
+        const ours = keyPairFromSeed(seed);
+        const reference = nacl.sign.keyPair.fromSeed(seed);
+        expect(Buffer.from(ours.publicKey).toString('hex')).toBe(Buffer.from(reference.publicKey).toString('hex'));
+        expect(Buffer.from(ours.secretKey).toString('hex')).toBe(Buffer.from(reference.secretKey).toString('hex'));
+        // From the 64-byte secret key and from the seed alone alike.
+        const expected = Buffer.from(nacl.sign.detached(message, reference.secretKey)).toString('hex');
+        expect(Buffer.from(signEd25519(message, reference.secretKey)).toString('hex')).toBe(expected);
+        expect(Buffer.from(signEd25519(message, seed)).toString('hex')).toBe(expected);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('refuses a secret key that is neither a seed nor a secret key, naming its length', () => {
+    expect(() => signEd25519(Buffer.from('x'), new Uint8Array(31))).toThrow('an Ed25519 secret key is 32 or 64 bytes, not 31');
   });
 });
