@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `npm run test:tenant`: the journeys (jest.tenant.config.js): the local processes' (test/journeys:
-# kills, freezes, `npm start`, the quick start) and the users' on a tenant run from the kit's
-# rendered manifests (test/tenant: trades through /tx, a drained replica, the k6 scripts, alerts
-# paged through a real Prometheus and Alertmanager, the dashboards' queries, a release rolled out
-# and back). About 30 minutes of real time, so it is not part of `npm test`; CI runs both (.ci/run).
+# kills, freezes, `npm start`, the quick start, the built tree, the operator, a re-index,
+# releasing) and the users' on a tenant run from the kit's rendered manifests (test/tenant: trades
+# through /tx, a drained replica, the k6 scripts, alerts paged through a real Prometheus and
+# Alertmanager, the dashboards' queries, a release rolled out and back). About 30 minutes of real
+# time, so it is not part of `npm test`; CI runs both (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-services.sh

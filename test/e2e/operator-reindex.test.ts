@@ -21,7 +21,7 @@ import { waitFor } from '../support/tables';
 // process reads a tenant indexer's /status (served here) reporting a build, then the switch; the
 // real kubectl lists the MarketIndexers from the test API server (local/kube-apiserver), whose
 // Table output follows the CRD's printer columns. The operator's other behaviour, against the
-// same server with the kit's RBAC: test/e2e/operator.test.ts.
+// same server with the kit's RBAC: test/journeys/operator.test.ts.
 jest.setTimeout(120_000);
 
 const PLATFORM_NAMESPACE = 'market-indexer-system';

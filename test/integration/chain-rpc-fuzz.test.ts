@@ -75,15 +75,18 @@ describe('the simulated chain JSON-RPC under hostile input', () => {
   it('answers every WebSocket message with a JSON-RPC 2.0 response on the same socket, and still serves getSlot (800 cases)', async () => {
     const ws = new WebSocket(wsUrl);
     await new Promise((r) => ws.once('open', r));
-    const answers: unknown[] = [];
-    ws.on('message', (d) => answers.push(JSON.parse(d.toString())));
+    // The next message on the socket, or an error naming what was sent if none comes in 10 s.
+    const answerTo = (text: string) =>
+      new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => (ws.off('message', take), reject(new Error(`no answer in 10 s to ${text}`))), 10_000);
+        const take = (d: WebSocket.RawData) => (clearTimeout(timer), resolve(JSON.parse(d.toString())));
+        ws.once('message', take);
+        ws.send(text);
+      });
     try {
       await fc.assert(
         fc.asyncProperty(body, async (text) => {
-          const before = answers.length;
-          ws.send(text);
-          await waitFor('the answer', async () => answers.length > before);
-          const answer = answers.at(-1) as { method?: string };
+          const answer = (await answerTo(text)) as { method?: string };
           // A logsSubscribe that took may bring notifications; none arrive while the chain stands still.
           expect(answer.method).toBeUndefined();
           assertResponse(answer);

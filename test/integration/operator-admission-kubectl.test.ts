@@ -18,7 +18,7 @@ import { ROOT } from '../support/kit';
 // Issue 41's reproductions with a stolen operator token, by the real kubectl (v1.33) against the
 // test API server enforcing the RBAC and the admission policies the kit renders (D-260, D-275,
 // D-276): each must fail to reproduce. The operator's own writes under the same policies:
-// test/e2e/operator.test.ts; each check of the policies: test/unit/operator-admission.test.ts.
+// test/journeys/operator.test.ts; each check of the policies: test/unit/operator-admission.test.ts.
 const run = promisify(execFile);
 jest.setTimeout(60_000);
 

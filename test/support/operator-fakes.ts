@@ -1,6 +1,6 @@
 // Fakes of the interfaces the operator's reconcile steps use (its Kubernetes client, its caches,
 // its tenant access), on plain objects: the steps' unit tests run without an API server. The
-// real client and caches are exercised against the test API server by test/e2e/operator.test.ts.
+// real client and caches are exercised against the test API server by test/journeys/operator.test.ts.
 import type { MarketIndexer } from '../../cdk8s/lib/crd';
 import type { KindInfo } from '../../cdk8s/lib/kinds';
 import type { TenantAccess } from '../../operator/access';

@@ -1,6 +1,6 @@
 // The reconcile as a whole, and its finalizer, on fakes of the client and the caches: the steps in
 // their order, an idle reconcile writing nothing, a refused spec touching nothing (operator/reconcile.ts,
-// operator/reconcile/finalizer.ts). The same behaviour against an API server: test/e2e/operator.test.ts.
+// operator/reconcile/finalizer.ts). The same behaviour against an API server: test/journeys/operator.test.ts.
 import type { MarketIndexer } from '../../cdk8s/lib/crd';
 import { kindOf } from '../../cdk8s/lib/kinds';
 import { KubeError } from '../../operator/kube/client';
