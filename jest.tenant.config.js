@@ -4,7 +4,8 @@
  * - test/journeys: the local processes' (an indexer killed at random points and restarted, a
  *   writer frozen and replaced, `npm start`, the operator's quick start as written, replicas
  *   sharing /ws limits, `npm run build`'s tree, the operator's life with tenants, a re-index as
- *   processes, releasing as docs/deploy.md types it), on `npm test`'s per-run template database;
+ *   processes, releasing as docs/deploy.md types it, an API process drained), on `npm test`'s
+ *   per-run template database;
  * - test/tenant: the users' journeys on one tenant run as the kit deploys it (local/tenant), one
  *   tenant at a time.
  */
