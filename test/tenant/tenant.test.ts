@@ -185,18 +185,25 @@ describe('a tenant as the kit deploys it: the users\' journeys end to end', () =
     try {
       const bundles = await buildK6(out);
       const trader = await wallet();
-      const market = await tradingMarket(trader, 30);
       const env = { BASE_URL: t.frontUrl, TENANT: 'alpha', AUTH_DOMAIN: DOMAIN, RUN_ID: `tenant-${Date.now()}` };
+      // fanout-ws's market is picked when its turn comes: one picked before the runs ahead of it
+      // can stop trading (60 s epochs) while they run.
+      type Prepared = { opts: Parameters<typeof runK6Script>[1]; market?: { address: string } };
+      const fanout = async (): Promise<Prepared> => {
+        const market = await tradingMarket(trader, 30);
+        return { opts: { env: { ...env, SUBSCRIBERS: '5', FANOUT_SECONDS: '15', CHANNELS: `orderbook:${market.marketId},market:${market.marketId}` }, vus: 5 }, market };
+      };
       const runs = [
-        ['limits-ws', { env }],
-        ['load', { env: { ...env, PROFILE: 'smoke', THINK_SECONDS: '0' } }],
-        ['fanout-ws', { env: { ...env, SUBSCRIBERS: '5', FANOUT_SECONDS: '15', CHANNELS: `orderbook:${market.marketId},market:${market.marketId}` }, vus: 5 }],
-        ['limits-rest', { env }],
+        ['limits-ws', async (): Promise<Prepared> => ({ opts: { env } })],
+        ['load', async (): Promise<Prepared> => ({ opts: { env: { ...env, PROFILE: 'smoke', THINK_SECONDS: '0' } } })],
+        ['fanout-ws', fanout],
+        ['limits-rest', async (): Promise<Prepared> => ({ opts: { env } })],
       ] as const;
       expect(runs.map(([name]) => name).sort()).toEqual(Object.keys(bundles).sort());
-      for (const [i, [name, opts]] of runs.entries()) {
+      for (const [i, [name, prepare]] of runs.entries()) {
+        const { opts, market } = await prepare();
         // While fanout-ws listens, a wallet moves the book it listens to (the simulated traders may not, in 15 s).
-        const moving = name === 'fanout-ws' ? moveTheBook(trader, market.address) : undefined;
+        const moving = market ? moveTheBook(trader, market.address) : undefined;
         // Each run a client address of its own (k6's --local-ips): the limits scripts count their address's requests from zero.
         const s = await runK6Script(bundles[name]!, { ...opts, localIPs: `127.0.0.${71 + i}` });
         await moving;
