@@ -1,5 +1,6 @@
 import { MarketState } from '../core/domain';
 import { Chain, type SlotContext } from './chain/chain';
+import type { PrecompileOptions } from './chain/precompiles';
 import type { AccountSnapshot, Block, RpcChain } from './chain/types';
 import { addressOf, keyPairOf } from './ids';
 import { createMarketProgram, type MarketProgram } from './program/program';
@@ -25,6 +26,8 @@ export interface SimulatorOptions {
   ordersPerSlot?: number;
   /** How events leave the program: `Program data:` logs or emit_cpi (alternating per transaction with 'mixed'). */
   emit?: 'log' | 'cpi' | 'mixed';
+  /** Precompile instructions in front of some transactions' (chain/precompiles.ts; off unless set). */
+  precompiles?: PrecompileOptions;
 }
 
 /**
@@ -51,7 +54,7 @@ export class MarketSimulator implements RpcChain {
     this.walletKeys = Array.from({ length: opts.wallets ?? 40 }, (_, i) => keyPairOf(`wallet:${opts.seed}:${i}`));
     const wallets = this.walletKeys.map((k) => k.address);
     this.program = createMarketProgram({ programId: opts.programId, admin: wallets[0]!, emit: opts.emit });
-    this.chain = new Chain({ program: this.program, startTime: opts.startTime ?? 1_767_225_600, slotMs: opts.slotMs ?? 400 });
+    this.chain = new Chain({ program: this.program, startTime: opts.startTime ?? 1_767_225_600, slotMs: opts.slotMs ?? 400, precompiles: opts.precompiles });
     const feeds = createPriceFeeds(opts.seed, opts.feeds ?? 2);
     for (const f of feeds) this.chain.defineAccount(f.address, () => f.oracle.snapshot());
     this.crowd = {

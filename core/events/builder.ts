@@ -5,6 +5,12 @@ import type { ProgramEvent } from './types';
 
 export const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 export const SYSTEM_PROGRAM = '11111111111111111111111111111111';
+/**
+ * The signature-verification precompiles (Ed25519, secp256k1, secp256r1): instructions an
+ * oracle or a signed-order check puts in front of a program's, verified by Agave's message
+ * processor without an invoke log line (D-470).
+ */
+export const PRECOMPILE_PROGRAMS = ['Ed25519SigVerify111111111111111111111111111', 'KeccakSecp256k11111111111111111111111111111', 'Secp256r1SigVerify1111111111111111111111111'] as const;
 
 export interface BuildTransactionArgs {
   programId: string;

@@ -81,8 +81,9 @@ export function decodeBase64Strict(s: string): Uint8Array | undefined {
  * - `Program data: <base64>` lines while our program is on top of the invoke stack (a CPI
  *   into another program that logs data does not count, nor does another program's data);
  * - emit_cpi events: inner instructions to our program whose data starts with Anchor's
- *   event tag. Each `invoke [n>1]` log line is matched to the next inner instruction of the
- *   current top-level instruction, which places CPI events between log events exactly.
+ *   event tag. Each `invoke [1]` line is matched to the next message instruction of its
+ *   program (precompiles log none), each `invoke [n>1]` line to the next inner instruction
+ *   of that top-level instruction, which places CPI events between log events exactly.
  * Undecodable payloads keep their index and are returned in `invalid` for dead-lettering.
  */
 export function parseTransaction(tx: RawTransaction, programId: string): ParsedTransaction {
@@ -103,6 +104,15 @@ export function parseTransaction(tx: RawTransaction, programId: string): ParsedT
   const keys = accountKeysOf(tx);
   const inner = new Map<number, RawInstruction[]>();
   for (const group of tx.meta.innerInstructions ?? []) inner.set(group.index, group.instructions);
+
+  // A top-level `invoke [1]` line belongs to the next instruction of the message that calls
+  // that program: a precompile is verified without an invoke line (Agave's message processor),
+  // so counting the lines would shift every later position (D-470).
+  const topPrograms = tx.transaction.message.instructions.map((ix) => programOf(ix, keys));
+  const nextTopLevel = (program: string, after: number): number => {
+    for (let i = after + 1; i < topPrograms.length; i++) if (topPrograms[i] === program) return i;
+    return after + 1;
+  };
 
   let index = 0;
   const push = (bytes: Uint8Array | undefined, via: 'log' | 'cpi', malformed?: string) => {
@@ -136,7 +146,7 @@ export function parseTransaction(tx: RawTransaction, programId: string): ParsedT
       if (invoke) {
         const program = invoke[1] as string;
         if (invoke[2] === '1') {
-          top += 1;
+          top = nextTopLevel(program, top);
           innerCursor = 0;
         } else {
           const pos = innerCursor++;

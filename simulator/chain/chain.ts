@@ -3,6 +3,7 @@ import bs58 from 'bs58';
 import type { RawTransaction } from '../../core/events';
 import { signatureOf } from '../ids';
 import { acceptWire, blockhashNotFound, programInstructionIndex, RpcSubmitError, simulationFailed, type Accepted } from './preflight';
+import { ed25519Instruction, wantsPrecompile, type PrecompileOptions } from './precompiles';
 import { compile, recordTransaction } from './record';
 import type { AccountSnapshot, Block, Program, RpcChain, UnsignedTransaction } from './types';
 
@@ -14,6 +15,8 @@ export interface ChainOptions {
   /** Unix seconds of slot 1. */
   startTime: number;
   slotMs: number;
+  /** Precompile instructions in front of some in-process transactions (off unless set). */
+  precompiles?: PrecompileOptions;
 }
 
 /** The block being produced, as the chain's in-process participants see it. */
@@ -42,6 +45,7 @@ export class Chain implements RpcChain {
   readonly startTime: number;
   readonly slotMs: number;
   private readonly program: Program;
+  private readonly precompiles: PrecompileOptions | undefined;
   private slotNo = 0;
   private ordinal = 0;
   private failedCount = 0;
@@ -60,6 +64,7 @@ export class Chain implements RpcChain {
 
   constructor(opts: ChainOptions) {
     this.program = opts.program;
+    this.precompiles = opts.precompiles;
     this.programId = opts.program.id;
     this.startTime = opts.startTime;
     this.slotMs = opts.slotMs;
@@ -148,7 +153,9 @@ export class Chain implements RpcChain {
       send: (unsigned) => {
         if (this.open !== block) throw new Error('a transaction sent outside its slot');
         if (!this.isRecentBlockhash(unsigned.recentBlockhash)) throw blockhashNotFound();
-        const compiled = compile(unsigned);
+        const last = unsigned.instructions[unsigned.instructions.length - 1];
+        const withPrecompile = last && wantsPrecompile(this.precompiles, this.ordinal + 1) ? { ...unsigned, instructions: [ed25519Instruction(last.data), ...unsigned.instructions] } : unsigned;
+        const compiled = compile(withPrecompile);
         const tx = { ...compiled, index: programInstructionIndex(compiled.instructions, this.programId) };
         const recorded = this.run(tx);
         return { signature: recorded.transaction.signatures[0]!, failed: recorded.meta!.err !== null };
@@ -175,7 +182,7 @@ export class Chain implements RpcChain {
     const signature = tx.signature ?? signatureOf(`sim:${this.ordinal}:${block.slot}`);
     const result = this.program.execute(tx.instructions[tx.index]!, { signature, slot: block.slot, blockTime: block.blockTime, ordinal: this.ordinal });
     if (result.error !== undefined) this.failedCount += 1;
-    const recorded = recordTransaction(tx, signature, block.slot, block.blockTime, result);
+    const recorded = recordTransaction(tx, signature, block.slot, block.blockTime, result, this.precompiles?.logged);
     block.transactions.push(recorded);
     return recorded;
   }

@@ -1,6 +1,7 @@
 import bs58 from 'bs58';
 import { COMPUTE_BUDGET_PROGRAM, type RawTransaction } from '../../core/events';
 import { decodeWireTransaction, WireTransactionError } from '../../core/tx';
+import { isPrecompileProgram } from './precompiles';
 import type { Instruction } from './types';
 
 /** A JSON-RPC error as a Solana node answers `sendTransaction` (codes of its preflight). */
@@ -34,15 +35,15 @@ export interface Accepted {
 }
 
 /**
- * This chain runs one program: a transaction is compute-budget instructions and exactly one
- * instruction of it. Returns that instruction's index.
+ * This chain runs one program: a transaction is compute-budget and precompile instructions
+ * (verified by nobody here: D-470) and exactly one instruction of it. Returns that instruction's index.
  */
 export function programInstructionIndex(instructions: readonly Instruction[], programId: string): number {
   let index = -1;
   let ok = true;
   for (let i = 0; i < instructions.length; i++) {
     const p = instructions[i]!.programId;
-    if (p === COMPUTE_BUDGET_PROGRAM) continue;
+    if (p === COMPUTE_BUDGET_PROGRAM || isPrecompileProgram(p)) continue;
     ok &&= p === programId && index === -1;
     index = i;
   }

@@ -1,6 +1,7 @@
 import { COMPUTE_BUDGET_PROGRAM, type RawInstruction, type RawTransaction } from '../../core/events';
 import { encodeBase58 } from './base58';
 import type { Accepted } from './preflight';
+import { isPrecompileProgram } from './precompiles';
 import type { AccountMeta, Execution, Instruction, UnsignedTransaction } from './types';
 
 const DEFAULT_UNIT_LIMIT = 200_000;
@@ -96,16 +97,21 @@ export function computeUnitLimit(instructions: readonly Instruction[]): number {
 
 /**
  * The transaction as `getTransaction` (json, version 0) shows it once run: the runtime's
- * invoke and result lines around what the program logged, its self-invocations as inner
+ * invoke and result lines around what the program logged (none for a precompile unless
+ * `precompilesLogged`), its self-invocations as inner
  * instructions, and the error of a failed instruction.
  */
-export function recordTransaction(tx: Accepted, signature: string, slot: number, blockTime: number, run: Execution): RawTransaction {
+export function recordTransaction(tx: Accepted, signature: string, slot: number, blockTime: number, run: Execution, precompilesLogged = false): RawTransaction {
   const keys = tx.message.accountKeys as string[];
   const program = tx.instructions[tx.index]!.programId;
   const limit = computeUnitLimit(tx.instructions);
   const logs: string[] = [];
   const inner: RawInstruction[] = [];
-  for (const ix of tx.instructions.slice(0, tx.index)) logs.push(`Program ${ix.programId} invoke [1]`, `Program ${ix.programId} success`);
+  for (const ix of tx.instructions.slice(0, tx.index)) {
+    // Agave's message processor verifies a precompile without the runtime's invoke and result lines.
+    if (isPrecompileProgram(ix.programId) && !precompilesLogged) continue;
+    logs.push(`Program ${ix.programId} invoke [1]`, `Program ${ix.programId} success`);
+  }
   logs.push(`Program ${program} invoke [1]`);
   for (const o of run.output) {
     if ('log' in o) {

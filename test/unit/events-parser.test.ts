@@ -211,6 +211,46 @@ describe('parseTransaction', () => {
     expect(p.events.map((e) => e.event)).toEqual([tick(1), tick(2)]);
   });
 
+  // Agave's message processor runs a precompile without an invoke line (svm/src/message_processor.rs
+  // `process_precompile`); one rebuilt as an ordinary program logs one. Both place the inner
+  // instructions of the program's instruction under its position in the message (D-470).
+  const PRECOMPILES = ['Ed25519SigVerify111111111111111111111111111', 'KeccakSecp256k11111111111111111111111111111', 'Secp256r1SigVerify1111111111111111111111111'];
+  it.each(PRECOMPILES.flatMap((p) => [[p, 'no invoke line'], [p, 'an invoke line']] as const))('reads emit_cpi events behind a %s precompile that logs %s', (precompile, logged) => {
+    const CB = 'ComputeBudget111111111111111111111111111111';
+    const keys = [SIGNER, AUTHORITY, PROGRAM, CB, precompile];
+    const own = (data: string) => ({ programIdIndex: 2, accounts: [0, 1], data, stackHeight: null });
+    const precompileLines = logged === 'an invoke line' ? [`Program ${precompile} invoke [1]`, `Program ${precompile} success`] : [];
+    const ownRun = (logEvent: ProgramEvent) => [
+      `Program ${PROGRAM} invoke [1]`,
+      `Program data: ${b64(logEvent)}`,
+      `Program ${PROGRAM} invoke [2]`,
+      `Program ${PROGRAM} consumed 1200 of 180000 compute units`,
+      `Program ${PROGRAM} success`,
+      `Program ${PROGRAM} consumed 9000 of 200000 compute units`,
+      `Program ${PROGRAM} success`,
+    ];
+    const raw = tx(
+      [`Program ${CB} invoke [1]`, `Program ${CB} success`, ...precompileLines, ...ownRun(tick(1)), ...precompileLines, ...ownRun(tick(3))],
+      [
+        { index: 2, instructions: [{ programIdIndex: 2, accounts: [1], data: cpiData(tick(2)), stackHeight: 2 }] },
+        { index: 4, instructions: [{ programIdIndex: 2, accounts: [1], data: cpiData(tick(4)), stackHeight: 2 }] },
+      ],
+    );
+    raw.transaction.message = {
+      accountKeys: keys,
+      // compute budget, precompile, ours, precompile, ours: the positions innerInstructions[].index names.
+      instructions: [{ programIdIndex: 3, accounts: [], data: 'K1FDJ7', stackHeight: null }, { programIdIndex: 4, accounts: [], data: '1', stackHeight: null }, own('3Bxs4h24hBtQy9rw'), { programIdIndex: 4, accounts: [], data: '1', stackHeight: null }, own('3Bxs4h24hBtQy9rw')],
+    };
+    const p = parseTransaction(raw, PROGRAM);
+    expect(p.invalid).toEqual([]);
+    expect(p.events.map((e) => [e.index, e.via, e.event])).toEqual([
+      [0, 'log', tick(1)],
+      [1, 'cpi', tick(2)],
+      [2, 'log', tick(3)],
+      [3, 'cpi', tick(4)],
+    ]);
+  });
+
   it('rejects a transaction without a signature or slot', () => {
     const raw = tx([]);
     raw.transaction.signatures = [];

@@ -141,6 +141,25 @@ describe('the market program on the chain, and the simulated crowd using it like
     expect(keys[0]).toBe(placed.data.owner);
   });
 
+  it('a precompile in front of the program\'s instruction, logged or not as Agave does (D-470), loses no event', () => {
+    const run = (precompiles?: { share: number; logged: boolean }) => {
+      const s = new MarketSimulator({ seed: 11, programId: PROGRAM, emit: 'mixed', precompiles });
+      const all: RawTransaction[] = [];
+      for (let i = 0; i < 150; i++) all.push(...s.nextBlock().transactions);
+      return { sim: s, all, events: all.flatMap((t) => parseTransaction(t, PROGRAM).events.map((e) => [t.transaction.signatures[0], e.index, e.via, e.event])) };
+    };
+    const plain = run();
+    for (const logged of [false, true]) {
+      const withPrecompiles = run({ share: 0.5, logged });
+      const fronted = withPrecompiles.all.filter((t) => (t.transaction.message.accountKeys as string[]).includes('Ed25519SigVerify111111111111111111111111111'));
+      expect(fronted.length).toBeGreaterThan(withPrecompiles.all.length / 4);
+      expect(fronted.some((t) => (t.meta!.innerInstructions ?? []).length > 0)).toBe(true);
+      expect(fronted.every((t) => t.meta!.logMessages!.some((l) => l.startsWith('Program Ed25519SigVerify111111111111111111111111111 invoke [1]')) === logged)).toBe(true);
+      expect(withPrecompiles.events).toEqual(plain.events);
+      expect(withPrecompiles.events.length).toBe(withPrecompiles.sim.truth().events);
+    }
+  });
+
   it('a crossing post-only order fails after emitting OrderPlaced, and its events are not counted', () => {
     const failed = txs.filter((t) => t.meta!.err);
     expect(failed.length).toBeGreaterThan(0);
