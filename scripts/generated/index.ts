@@ -131,7 +131,7 @@ export const GENERATED_FILES: GeneratedFile[] = [
     path: 'api-reference/openapi.yaml',
     part: 'the deprecated alias operations',
     source: 'server/http/aliases.ts, server/routes (the route table), the canonical operations',
-    content: () => withAliasOperations(read('api-reference/openapi.yaml'), v1Presentation),
+    content: () => withAliasOperations(read('api-reference/openapi.yaml'), v1Presentation, { requireNamedSchemas: true }),
   },
   {
     path: 'api-reference/openapi-legacy.yaml',

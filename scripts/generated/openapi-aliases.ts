@@ -21,20 +21,18 @@ const HEADER_COMPONENT: Record<string, string> = { Deprecation: 'Deprecation', L
 type Json = Record<string, unknown>;
 type Operation = { operationId: string; summary?: string; security?: unknown; parameters?: Json[]; requestBody?: Json; responses: Record<string, Json> };
 
-const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const copy = <T>(x: T): T => structuredClone(x);
 
-function aliasOperation(doc: { components: Record<string, Record<string, Json>> }, op: AliasOperation, canonical: Operation): Json {
-  const method = op.method.toLowerCase();
-  /** A response as declared (following a components reference), with the pointer of where it lives. */
-  const located = (status: string): { r: Json; at: string } => {
+function aliasOperation(doc: { components: Record<string, Record<string, Json>> }, op: AliasOperation, canonical: Operation, requireNamed: boolean): Json {
+  /** A response as declared (following a components reference). */
+  const located = (status: string): Json => {
     const r = canonical.responses[status]!;
     const ref = r.$ref as string | undefined;
-    if (!ref) return { r, at: `#/paths/${escape(op.canonicalPath)}/${method}/responses/${escape(status)}` };
+    if (!ref) return r;
     const [, , kind, name] = ref.split('/');
     const target = doc.components[kind!]?.[name!];
     if (!target) throw new Error(`${ref} is not declared`);
-    return { r: target, at: ref };
+    return target;
   };
   const headers: Json = {};
   for (const h of ALIAS_HEADER_NAMES[op.kind]) {
@@ -47,16 +45,24 @@ function aliasOperation(doc: { components: Record<string, Record<string, Json>> 
   const responses: Json = {};
   for (const status of statuses) {
     if (!canonical.responses[status]) throw new Error(`${op.method} ${op.canonicalPath} does not declare ${status}`);
-    const { r, at } = located(status);
+    const r = located(status);
     const content = r.content as Record<string, { schema?: Json }> | undefined;
     responses[status] = {
       description: r.description,
       headers: { ...copy((r.headers as Json) ?? {}), ...copy(headers) },
-      // The canonical schema by reference: one definition, and the alias cannot drift from it.
+      // The canonical schema by its name under `components` (D-520): one definition the alias
+      // cannot drift from, and a reference generators resolve (a pointer into `paths` is not a
+      // type they can name). Where the canonical schema is inline (the legacy document's v1
+      // operations, generated), a copy: still no pointer into `paths`.
       ...(content
         ? {
             content: Object.fromEntries(
-              Object.entries(content).map(([type, media]) => [type, { schema: media.schema?.$ref ? copy(media.schema) : { $ref: `${at}/content/${escape(type)}/schema` } }]),
+              Object.entries(content).map(([type, media]) => {
+                if (media.schema !== undefined && !media.schema.$ref && requireNamed) {
+                  throw new Error(`${op.method} ${op.canonicalPath} ${status}: name its ${type} schema under components/schemas (D-520)`);
+                }
+                return [type, { schema: copy(media.schema) }];
+              }),
             ),
           }
         : {}),
@@ -97,7 +103,7 @@ function aliasOperation(doc: { components: Record<string, Record<string, Json>> 
 }
 
 /** The document's text with its generated alias operations as `presentation`'s route table and the alias list make them. */
-export function withAliasOperations(text: string, presentation: Presentation): string {
+export function withAliasOperations(text: string, presentation: Presentation, options: { requireNamedSchemas?: boolean } = {}): string {
   const lines = text.split('\n');
   const begin = lines.findIndex((l) => l.trim() === BEGIN);
   const end = lines.findIndex((l) => l.trim() === END);
@@ -111,7 +117,7 @@ export function withAliasOperations(text: string, presentation: Presentation): s
     const canonical = doc.paths?.[op.canonicalPath]?.[op.method.toLowerCase()] as Operation | undefined;
     if (!canonical) throw new Error(`${op.method} ${op.canonicalPath} is not in the document`);
     if (doc.paths[op.path]) throw new Error(`${op.path} is declared by hand: alias operations are generated`);
-    (paths[op.path] ??= {})[op.method.toLowerCase()] = aliasOperation(doc, op, canonical);
+    (paths[op.path] ??= {})[op.method.toLowerCase()] = aliasOperation(doc, op, canonical, options.requireNamedSchemas ?? false);
   }
   const out = new YAML.Document(paths, { aliasDuplicateObjects: false });
   // Compact: a parameter or a response per line, as the hand-written operations are.
