@@ -34,7 +34,10 @@ export { API_PREFIX } from '../core/constants';
  */
 export function createApp(opts: {
   common: Common;
+  /** The primary: writes, API keys, admin, attestations. */
   db: Db;
+  /** Where reads go (D-510): a read router over a replica and the primary; the primary when not given. */
+  reads?: Db;
   nonceStore: NonceStore;
   limits: RateLimits;
   /** API-key plan limits, for presentations whose routes are limited by plan (the appendix variant). */
@@ -55,6 +58,7 @@ export function createApp(opts: {
   liveSchemaRead?: () => boolean;
 }): express.Express {
   const { common, db } = opts;
+  const reads = opts.reads ?? db;
   const { config, logger, metrics } = common;
   const presentation = opts.presentation ?? v1Presentation;
   const startedAt = opts.startedAt ?? Date.now();
@@ -68,7 +72,7 @@ export function createApp(opts: {
   const hot = createHotCache({ bus: opts.bus, ttlMs: opts.hotTtlMs });
   app.locals.hotCache = hot;
   const guards = createGuards({ limits: opts.limits, nonceStore: opts.nonceStore, publicHosts: config.publicHosts, chainId: config.chainId, logger, verify: opts.verifySignature, plans: opts.plans });
-  const routes = presentation.routes({ db, chainId: config.chainId, programId: config.programId, tenantId: config.tenantId, requestTimeoutMs: config.requestTimeoutMs, hot, metrics, startedAt, chain: opts.chain, apiKeyRevoked: opts.plans?.revoked });
+  const routes = presentation.routes({ db: reads, primary: db, chainId: config.chainId, programId: config.programId, tenantId: config.tenantId, requestTimeoutMs: config.requestTimeoutMs, hot, metrics, startedAt, chain: opts.chain, apiKeyRevoked: opts.plans?.revoked });
   const policy = createJurisdictionPolicy({ geo: config.geo, trustProxy: config.trustProxy, hasAttestation: (wallet, country) => hasAttestation(db, wallet, country) });
   const admin = createAdminGate({ db, logger, metrics, wallets: config.adminWallets });
   const table = routeTable(presentation.prefix, routes, guards, policy, admin);
@@ -89,7 +93,7 @@ export function createApp(opts: {
 
   // Operational endpoints: root only, unversioned, not rate limited: answered from memory
   // (/health) or a cached check (/ready), so a flood costs no database work (D-101).
-  const probes = createProbes({ check: () => indexerHealthInputs(db, startedAt), cacheMs: config.healthCheckCacheMs, liveSchemaRead: opts.liveSchemaRead });
+  const probes = createProbes({ check: () => indexerHealthInputs(reads, startedAt), cacheMs: config.healthCheckCacheMs, liveSchemaRead: opts.liveSchemaRead });
   app.use(opsRouter({ health: probes.health, ready: probes.ready, registry: metrics.registry }));
   if (opts.docs) app.use(docsRouter({ document: presentation.openapi }));
 

@@ -20,6 +20,7 @@ import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { exitWith, requireAllowed, requireSettings } from '../core/process';
 import { observeIndexerLag } from './observed-lag';
+import { startReadRouter } from './read-replica';
 import type { SignatureVerifier } from '../core/ed25519';
 import { answerClientErrors } from './http/client-error';
 import { createApiStores, createLiveStores, type LiveStores } from './stores';
@@ -68,6 +69,8 @@ export function createHttpDrain(server: http.Server) {
 export async function startApiServer(opts: {
   common: Common;
   db: Db;
+  /** Where reads go (D-510); `db` when not given. */
+  reads?: Db;
   redis: Redis | undefined;
   live: LiveStores;
   /** Whether the hot-read cache is invalidated by `live.bus` (true when the indexer publishes there). */
@@ -103,6 +106,7 @@ export async function startApiServer(opts: {
   const app = createApp({
     common,
     db: opts.db,
+    reads: opts.reads,
     bus: opts.busCarriesIndexer ? live.bus : undefined,
     docs: opts.docs ?? true,
     verifySignature: opts.verifySignature,
@@ -124,7 +128,7 @@ export async function startApiServer(opts: {
     authFailures: stores.limits.authFailures,
     verifySignature: opts.verifySignature,
     leases: live.leases,
-    knownMarket: createKnownMarkets(marketsIn(opts.db)),
+    knownMarket: createKnownMarkets(marketsIn(opts.reads ?? opts.db)),
     trust: app.get('trust proxy fn'),
     plans,
     errorBody: presentation.errorBody,
@@ -174,8 +178,12 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     // Reads go to the schema the live-projection pointer names (D-333): public until a switch.
     // A switch before the server listens has no cache or client to reset.
     let projectionSwitched = () => {};
+    const reads = startReadRouter(common, database.db, config.databaseRead);
+    if (reads) shutdown.add('read-replica', () => reads.close());
     const liveSchema = followLiveSchema({
       db: database.db,
+      // A standby cannot LISTEN: its sessions follow the primary's pointer (D-510).
+      alsoPools: reads ? [reads.replica] : [],
       databaseUrl: config.databaseUrl,
       onSwitch: (from, to) => {
         logger.info({ from, to }, 'live projection schema switched: reads now go to the new schema');
@@ -214,7 +222,7 @@ export async function runApi(config: Config, tracing: Tracing): Promise<void> {
     const live = createLiveStores(common, redis, undefined, liveSchema.current);
     shutdown.add('live', () => live.close());
     const chain = createRpcChain({ url: config.rpcUrl });
-    const api = await startApiServer({ common, db: database.db, redis, live, busCarriesIndexer: redis !== undefined, chain, liveSchemaRead: liveSchema.ready, liveSchema: liveSchema.current });
+    const api = await startApiServer({ common, db: database.db, reads: reads?.db, redis, live, busCarriesIndexer: redis !== undefined, chain, liveSchemaRead: liveSchema.ready, liveSchema: liveSchema.current });
     const { port } = api;
     projectionSwitched = api.projectionSwitched;
     // The indexer's lag as seen from here: it pages even when the indexer cannot report (D-213).

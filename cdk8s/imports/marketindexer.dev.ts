@@ -479,6 +479,13 @@ export interface MarketIndexerSpecSettings {
   readonly chainId?: string;
 
   /**
+   * how many slots the replica's indexed slot may trail the newest slot this API process has seen committed on the primary and still serve a read; behind that (or unreachable) reads go to the primary, so a client never sees the indexed slot go back by more (D-511)
+   *
+   * @schema MarketIndexerSpecSettings#DATABASE_READ_MAX_LAG_SLOTS
+   */
+  readonly databaseReadMaxLagSlots?: number;
+
+  /**
    * connections per process
    *
    * @schema MarketIndexerSpecSettings#DATABASE_POOL_MAX
@@ -755,6 +762,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'LOG_LEVEL': obj.logLevel,
     'LOG_FORMAT': obj.logFormat,
     'CHAIN_ID': obj.chainId,
+    'DATABASE_READ_MAX_LAG_SLOTS': obj.databaseReadMaxLagSlots,
     'DATABASE_POOL_MAX': obj.databasePoolMax,
     'REDIS_COMMAND_TIMEOUT_MS': obj.redisCommandTimeoutMs,
     'RPC_REQUESTS_PER_SECOND': obj.rpcRequestsPerSecond,

@@ -16,6 +16,8 @@ export interface Config {
   programId: string;
   databaseUrl: string | undefined;
   databasePoolMax: number;
+  /** Where the API reads from while it is fresh enough (D-510, D-511); unset: the primary. */
+  databaseRead: { url: string | undefined; maxLagSlots: number };
   redisUrl: string | undefined;
   /** A Redis command without a reply by then fails, so a hung Redis degrades like a down one. */
   redisCommandTimeoutMs: number;
@@ -109,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     programId: v.PROGRAM_ID,
     databaseUrl: v.DATABASE_URL,
     databasePoolMax: v.DATABASE_POOL_MAX,
+    databaseRead: { url: v.DATABASE_READ_URL, maxLagSlots: v.DATABASE_READ_MAX_LAG_SLOTS },
     redisUrl: v.REDIS_URL,
     redisCommandTimeoutMs: v.REDIS_COMMAND_TIMEOUT_MS,
     allowEmbeddedStores: v.ALLOW_EMBEDDED_STORES,

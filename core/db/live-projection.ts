@@ -80,6 +80,8 @@ export interface LiveSchemaFollower {
 export function followLiveSchema(opts: {
   db: Db;
   databaseUrl: string;
+  /** More pools whose sessions read the live schema (a replica's, which cannot LISTEN itself). */
+  alsoPools?: Db[];
   onSwitch?: (from: string, to: string) => void;
   onError?: (err: unknown) => void;
   /** Between reconnection attempts of the listening session. */
@@ -144,7 +146,8 @@ export function followLiveSchema(opts: {
       opts.onError?.(err);
     });
   };
-  db.$pool.on('acquire', onAcquire);
+  const pools = [db, ...(opts.alsoPools ?? [])];
+  for (const p of pools) p.$pool.on('acquire', onAcquire);
   // Not awaited: a process starts serving whether or not PostgreSQL answers yet (its probes say
   // whether it can read), and reads go to public until the pointer has been read.
   void listen();
@@ -154,7 +157,7 @@ export function followLiveSchema(opts: {
     async close() {
       closed = true;
       clearTimeout(retry);
-      db.$pool.removeListener('acquire', onAcquire);
+      for (const p of pools) p.$pool.removeListener('acquire', onAcquire);
       const c = listener;
       listener = undefined;
       await c?.end().catch(() => {});

@@ -179,6 +179,26 @@ export const METRICS = {
     labelNames: ['store'],
     services: ['api', 'indexer', 'embedded'],
   },
+  // Reads from a replica (D-510, D-511)
+  dbReads: {
+    name: 'service_db_reads_total',
+    type: 'counter',
+    help: 'API reads by the PostgreSQL pool that served them (primary, replica); with DATABASE_READ_URL unset every read is the primary\'s and none is counted',
+    labelNames: ['pool'],
+    services: API,
+  },
+  dbReplicaLagSlots: {
+    name: 'service_db_replica_lag_slots',
+    type: 'gauge',
+    help: 'Slots the read replica\'s indexed slot trails the newest slot this API process has seen committed on the primary; NaN while the replica cannot be reached',
+    services: API,
+  },
+  dbReplicaServing: {
+    name: 'service_db_replica_serving',
+    type: 'gauge',
+    help: '1 while the read replica is reachable and within DATABASE_READ_MAX_LAG_SLOTS (reads go to it), 0 while reads go to the primary',
+    services: API,
+  },
   // WebSocket
   wsConnections: { name: 'service_ws_connections', type: 'gauge', help: 'Open WebSocket connections', services: API },
   wsSubscriptions: { name: 'service_ws_subscriptions', type: 'gauge', help: 'Active channel subscriptions', services: API },

@@ -117,7 +117,10 @@ function overview(): Dashboard {
         ],
         { unit: 'ops', description: `store: ${Object.values(STORES).join(', ')}` },
       ),
-    );
+    )
+    // D-510, D-511: which pool served the API's reads, and how far the read replica trails.
+    .withPanel(timeseries('API reads by pool', [q(`sum by (${T}, pool) (${rate(sel('dbReads', s))})`, '{{tenant}} {{pool}}')], { unit: 'ops', description: 'pool: primary, replica (DATABASE_READ_URL)' }))
+    .withPanel(timeseries('Read replica lag (slots)', [q(`max by (${T}) (${sel('dbReplicaLagSlots', s)})`, '{{tenant}}')], { description: 'behind DATABASE_READ_MAX_LAG_SLOTS reads go to the primary' }));
   return d.build();
 }
 

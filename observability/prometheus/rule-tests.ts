@@ -251,6 +251,18 @@ export function plainCases(jobs: { api: string; indexer: string }): Case[] {
       ],
     },
     {
+      name: 'read replica: serving on no API replica for 10 minutes fires; serving on one of two does not',
+      series: [
+        { metric: 'dbReplicaServing', labels: api('alpha'), values: '1x3 0x20' },
+        { metric: 'dbReplicaServing', labels: api('beta'), values: '0x20' },
+        { metric: 'dbReplicaServing', labels: { ...api('beta'), instance: 'beta-api-1' }, values: '1x20' },
+      ],
+      checks: [
+        { at: '10m', alert: 'MarketIndexerReadReplicaBehind', expect: [] },
+        { at: '16m', alert: 'MarketIndexerReadReplicaBehind', expect: [{ labels: { [T]: 'alpha' }, value: 0 }] },
+      ],
+    },
+    {
       name: 'rate limits: 20 % of requests refused for 10 minutes; a high share of little traffic is quiet',
       series: [
         { metric: 'apiRequests', labels: api('alpha', { ...route, status: '200' }), values: '0+600x30' },

@@ -116,6 +116,7 @@ export const ALERTS = [
   'MarketIndexerWsBackpressureCloses',
   'MarketIndexerWsClientsNearCap',
   'MarketIndexerRateLimitSurge',
+  'MarketIndexerReadReplicaBehind',
   'MarketIndexerTargetDown',
   'MarketIndexerTargetAbsent',
 ] as const;
@@ -257,6 +258,17 @@ export function ruleGroups(scope: RuleScope, t: RuleThresholds): RuleGroup[] {
       '10m',
       `An API replica of ${who} holds more than ${FIXED.wsClientsNearCap * 100} % of its /ws clients`,
       '{{ $labels.instance }} is at {{ $value | humanizePercentage }} of WS_MAX_CLIENTS: new connections get 503 there. Add replicas.',
+    ),
+    alert(
+      'MarketIndexerReadReplicaBehind',
+      'warning',
+      // Not one API replica has had its read replica serving for 10 minutes (D-511): every read
+      // lands on the primary, which the replica was there to relieve. Only tenants with
+      // DATABASE_READ_URL export the gauge.
+      `${by} (${sel('dbReplicaServing', s)}) < 1`,
+      '10m',
+      `The read replica of ${who} serves no reads`,
+      'For 10 minutes the replica behind DATABASE_READ_URL has been unreachable or more than DATABASE_READ_MAX_LAG_SLOTS behind the primary: reads are served by the primary (correct, but the load the replica takes is back on it).',
     ),
     alert(
       'MarketIndexerRateLimitSurge',

@@ -35,7 +35,7 @@ const ID = (what: string) => Joi.string().pattern(/^\d{1,18}$/, what).required()
  * `/admin/*` (D-146): wallet-signed by an ADMIN_WALLETS wallet, sensitive tier, every call
  * audited. Reads the indexer's state as PostgreSQL holds it; never writes the indexer's tables.
  */
-export function adminRoutes({ db, tenantId, requestTimeoutMs, apiKeyRevoked }: RouteDeps): RouteDef[] {
+export function adminRoutes({ primary: db, tenantId, requestTimeoutMs, apiKeyRevoked }: RouteDeps): RouteDef[] {
   const admin = { by: 'wallet', tier: 'sensitive' } as const;
   const keys = createApiKeyStore(db);
   // Well inside the handler timeout, whatever it is set to.

@@ -18,7 +18,7 @@ const body = Joi.object<{ country: string; statement: string; signature: string 
  * the wallet (Ed25519 over the statement's UTF-8 bytes), naming the wallet and the country so a
  * signature cannot be moved to another wallet or country. Stored with its signature.
  */
-export function attestationsRoutes({ db }: RouteDeps): RouteDef[] {
+export function attestationsRoutes({ primary: db }: RouteDeps): RouteDef[] {
   return [
     route({
       method: 'POST',

@@ -261,7 +261,10 @@ export function createAllowedMethods(known: readonly { method: Method; path: str
 
 /** What the routes read from: the tenant's database and its chain, and the hot-read cache. */
 export interface RouteDeps {
+  /** Where reads go: a replica while it is fresh enough, else the primary (D-510). */
   db: Db;
+  /** The primary: everything that writes, and the admin routes (they report the primary's state). */
+  primary: Db;
   chainId: string;
   programId: string;
   /** The tenant this process serves: its writer lock and API keys (admin routes). */

@@ -59,7 +59,7 @@ const send = (res: Response, b: BuiltTransaction) =>
  * `details`), then returns an unsigned v0 transaction for the signing wallet to sign and send
  * itself. The service holds no key and sends nothing (issue 22).
  */
-export function txRoutes({ db, programId, chain }: RouteDeps): RouteDef[] {
+export function txRoutes({ db, primary, programId, chain }: RouteDeps): RouteDef[] {
   async function market(key: string, states: readonly number[], stateProblem: string): Promise<DbRow> {
     const m = await marketByKey(db, key);
     if (!m) refuse(check('market', 'market not found'));
@@ -90,7 +90,7 @@ export function txRoutes({ db, programId, chain }: RouteDeps): RouteDef[] {
       if (!o || o.owner !== wallet) refuse(check('orderId', 'no order with this id belongs to the signing wallet in this market'));
       if (![0, 4, 5].includes(Number(o!.status_code))) refuse(check('orderId', 'order is not resting on the book'));
       const { built, slot } = await build('cancel_order', wallet, { owner: wallet, market: String(m.address) }, { orderId: BigInt(b.orderId) });
-      await recordCancelRequest(db, { market: String(m.address), orderId: b.orderId, owner: wallet, validUntilSlot: slot + CANCEL_VALID_SLOTS });
+      await recordCancelRequest(primary, { market: String(m.address), orderId: b.orderId, owner: wallet, validUntilSlot: slot + CANCEL_VALID_SLOTS });
       send(res, built);
     },
     'claim-payout': async (wallet, b: { market: string }, res) => {

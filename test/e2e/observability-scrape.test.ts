@@ -43,7 +43,8 @@ describe('dashboards and rules against a live /metrics (real processes)', () => 
     const env = { DATABASE_URL: tdb.url, REDIS_URL: TEST_REDIS_URL, TENANT_ID: testTenant(), PROGRAM_ID };
     // An indexer that keeps running (one simulated slot per 400 ms) and an API serving it.
     const indexer = spawnIndexer(['--source', 'simulator', '--realtime', '--seed', '7', '--feeds', '1'], env);
-    const api = spawnApi(env);
+    // Reads through a read replica too (D-510; the same database stands in), so the read-pool series exist.
+    const api = spawnApi({ ...env, DATABASE_READ_URL: tdb.url });
     let client: WsClient | undefined;
     try {
       const [indexerPort, apiPort] = await Promise.all([indexer.port, api.port]);

@@ -15,6 +15,21 @@ export const STORE_SETTINGS = {
     secret: true,
     description: 'PostgreSQL of the tenant; unset means embedded PostgreSQL (single-process mode)',
   }),
+  // The API's reads from replicas (D-510): a CloudNativePG `<cluster>-ro` Service, an HA proxy's read front.
+  DATABASE_READ_URL: uri(['postgres', 'postgresql'], {
+    readBy: ['api'],
+    secret: true,
+    description:
+      'PostgreSQL hot standby (or a pool of them, e.g. CloudNativePG\'s `<cluster>-ro` Service) the API reads from while it is within `DATABASE_READ_MAX_LAG_SLOTS` of the primary; writes (API keys, admin actions, cancel requests) always go to `DATABASE_URL`. Unset means every read goes to `DATABASE_URL` (D-510)',
+  }),
+  DATABASE_READ_MAX_LAG_SLOTS: int({
+    min: 0,
+    max: 1_000_000,
+    default: 1,
+    readBy: ['api'],
+    description:
+      'how many slots the replica\'s indexed slot may trail the newest slot this API process has seen committed on the primary and still serve a read; behind that (or unreachable) reads go to the primary, so a client never sees the indexed slot go back by more (D-511)',
+  }),
   DATABASE_POOL_MAX: int({ min: 1, max: 200, default: 10, readBy: BOTH, description: 'connections per process' }),
   REDIS_URL: redisUri({
     readBy: BOTH,
