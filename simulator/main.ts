@@ -25,6 +25,7 @@ const USAGE = `usage: npm run chain -- [options]
                        past it HTTP 429 with Retry-After
   --no-batches         refuse JSON-RPC batch requests
   --fault-rate P       this share (0-1) of requests gets a 429, a 5xx or no answer, at random
+ as a provider's pool of nodes that lag behind each other: CHAIN_RPC_POOL_LAGS (D-460)
   --help`;
 
 const { values } = parseArgsOrExit(
@@ -81,6 +82,7 @@ void (async () => {
         batches: !values['no-batches'],
         faultRate: faultRate(values['fault-rate']),
       },
+      pool: { lags: config.chainRpcPoolLags },
     });
   } catch (err) {
     if (!(err instanceof GenesisMismatchError)) throw err;
@@ -97,6 +99,7 @@ void (async () => {
   const due = node.dueSlot();
   logger.info({ dataDir, genesis: node.genesis, dueSlot: due }, 'chain started; rebuilding to the wall clock');
   process.stdout.write(`simulated chain: RPC ${endpoints.url}, ${endpoints.wsUrl} (program ${config.programId}, data in ${dataDir})\n  ${listenScope(endpoints.address)}\n`);
+  if (config.chainRpcPoolLags.length) process.stdout.write(`  served as a pool of ${config.chainRpcPoolLags.length} nodes, ${config.chainRpcPoolLags.join(', ')} slots behind (CHAIN_RPC_POOL_LAGS)\n`);
   process.send?.({ type: 'listening', port: endpoints.port, address: endpoints.address });
   const caughtUp = setInterval(() => {
     if (!node.caughtUp()) return;

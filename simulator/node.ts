@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Block } from './chain/types';
 import { MarketSimulator } from './simulation';
 import { createSimulatorRpcServer, type SimulatorRpcServer } from './rpc-server';
+import type { RpcPoolOptions } from './rpc-pool';
 import type { RpcProviderOptions } from './rpc-provider';
 
 /**
@@ -28,6 +29,8 @@ export interface ChainNodeOptions {
   historySlots?: number;
   /** The RPC behaving like a hosted provider (`SimulatorRpcOptions.provider`); off unless set. */
   provider?: RpcProviderOptions;
+  /** The RPC as a pool of nodes that lag (`SimulatorRpcOptions.pool`, D-460); one node unless set. */
+  pool?: RpcPoolOptions;
   /** Wall clock, in milliseconds (tests move it). */
   now?: () => number;
 }
@@ -101,6 +104,7 @@ export function openChainNode(opts: ChainNodeOptions) {
     simulator,
     historySlots: opts.historySlots ?? DEFAULT_HISTORY_SLOTS,
     provider: opts.provider,
+    pool: opts.pool,
     health: () => (behind ? 'behind' : 'ok'),
     // Accepted: it runs in the next block; journaled first, so a restart runs it there again.
     submit: (base64) => {

@@ -44,17 +44,35 @@ export function createRpcLedger(opts: { historySlots: number | undefined; slot: 
       dropped += n;
     },
     get: (signature: string) => bySignature.get(signature),
-    /** Newest first, starting below `before`, stopping at (excluding) `until`. */
-    list(limit: number, before: string | undefined, until: string | undefined): LedgerEntry[] {
-      let i = ledger.length - 1;
+    /**
+     * Newest first, starting below `before`, stopping at (excluding) `until`, as a node whose
+     * confirmed slot is `maxSlot` lists them (Agave's get_confirmed_signatures_for_address2,
+     * D-460): a `before` it does not have lists nothing; an `until` it does not have is ignored,
+     * so the list runs down to its first available block.
+     */
+    list(limit: number, before: string | undefined, until: string | undefined, maxSlot = Infinity): LedgerEntry[] {
+      const has = (e: LedgerEntry | undefined): e is LedgerEntry => e !== undefined && e.slot <= maxSlot;
+      let i: number;
       if (before) {
         const b = bySignature.get(before);
-        i = b ? indexOf(b) - 1 : -1;
+        if (!has(b)) return [];
+        i = indexOf(b) - 1;
+      } else {
+        // The newest entry the node has: the ledger is in slot order.
+        let lo = 0;
+        let hi = ledger.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (ledger[mid]!.slot <= maxSlot) lo = mid + 1;
+          else hi = mid;
+        }
+        i = lo - 1;
       }
+      const stop = until !== undefined && has(bySignature.get(until)) ? until : undefined;
       const out: LedgerEntry[] = [];
       for (; i >= 0 && out.length < limit; i--) {
         const o = ledger[i]!;
-        if (o.signature === until) break;
+        if (o.signature === stop) break;
         out.push(o);
       }
       return out;

@@ -10,6 +10,7 @@ import { PortInUseError, readBody, writeJson } from './rpc-http';
 import { createRpcLedger } from './rpc-ledger';
 import { CHAIN_RPC_LIMITS, classifyBody, configParam, encodingOf, parseCall, RPC_CODES, rpcError, type ChainRpcLimits, type RpcCall } from './rpc-request';
 import { attachChainPubSub } from './rpc-ws';
+import { belowConfirmedRefusal, createRpcPool, minContextSlotRefusal, type NodeView, type RpcPoolOptions } from './rpc-pool';
 
 type Fault = 'http500' | 'rate_limit' | 'rpc_error' | 'hang' | 'null_transaction';
 
@@ -30,10 +31,12 @@ export interface SimulatorRpcOptions {
   provider?: RpcProviderOptions;
   /** What one client can send or hold (rpc-request.ts); the documented values unless a test shrinks them. */
   limits?: Partial<ChainRpcLimits>;
+  /** Serve as a provider's pool of nodes that lag behind each other (rpc-pool.ts, D-460); one node unless set. */
+  pool?: RpcPoolOptions;
 }
 
 /** The methods counted by `callCount`; any other name shares one counter (a client picks names, the map must not grow with them). */
-const METHODS = new Set(['getHealth', 'getSlot', 'getBlockHeight', 'getLatestBlockhash', 'sendTransaction', 'getSignaturesForAddress', 'getTransaction', 'getAccountInfo', 'getMultipleAccounts']);
+const METHODS = new Set(['getHealth', 'getSlot', 'getBlockHeight', 'getLatestBlockhash', 'sendTransaction', 'getSignaturesForAddress', 'getTransaction', 'getSignatureStatuses', 'getAccountInfo', 'getMultipleAccounts']);
 
 /**
  * The simulated chain behind a real Solana JSON-RPC surface: HTTP `getSlot`,
@@ -52,6 +55,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   const ledger = createRpcLedger({ historySlots: opts.historySlots, slot: () => simulator.slot });
   const faults: Fault[] = [];
   const provider = createRpcProvider(opts.provider);
+  const pool = createRpcPool(opts.pool ?? {}, () => simulator.slot);
   const calls = new Map<string, number>();
   const limits: ChainRpcLimits = { ...CHAIN_RPC_LIMITS, ...opts.limits };
   let withhold: (signature: string) => boolean = () => false;
@@ -80,13 +84,13 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   }
 
   /** One request object: its answer, whatever it holds (a handler's bug is -32603, without its details). */
-  function dispatch(v: unknown): unknown {
+  function dispatch(v: unknown, view: NodeView): unknown {
     const parsed = parseCall(v);
     if (!parsed.ok) return parsed.error;
     const name = METHODS.has(parsed.call.method) ? parsed.call.method : '';
     calls.set(name, (calls.get(name) ?? 0) + 1);
     try {
-      return handle(parsed.call);
+      return handle(parsed.call, view);
     } catch {
       return rpcError(parsed.call.id, RPC_CODES.internal, 'Internal error');
     }
@@ -94,12 +98,16 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
 
   const badConfig = (id: RpcCall['id']) => rpcError(id, RPC_CODES.invalidParams, 'Invalid params: the configuration must be an object');
 
-  function handle({ id, method, params }: RpcCall): unknown {
+  /** One call, answered from what the node that took it has (`view`, rpc-pool.ts). */
+  function handle({ id, method, params }: RpcCall, view: NodeView): unknown {
     switch (method) {
       case 'getHealth':
         return { jsonrpc: '2.0', id, result: 'ok' };
-      case 'getSlot':
-        return { jsonrpc: '2.0', id, result: simulator.slot };
+      case 'getSlot': {
+        const cfg = configParam(params[0]);
+        if (!cfg) return badConfig(id);
+        return minContextSlotRefusal(id, cfg, view) ?? { jsonrpc: '2.0', id, result: view.slot };
+      }
       case 'getBlockHeight':
         return { jsonrpc: '2.0', id, result: simulator.slot };
       case 'getLatestBlockhash': {
@@ -126,13 +134,15 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         if (typeof address !== 'string') return rpcError(id, -32602, 'Invalid params: address');
         const cfg = configParam(rawCfg) as { limit?: unknown; before?: unknown; until?: unknown } | undefined;
         if (!cfg) return badConfig(id);
+        const refused = belowConfirmedRefusal(id, cfg) ?? minContextSlotRefusal(id, cfg, view);
+        if (refused) return refused;
         const optionalText = (v: unknown) => v === undefined || v === null || typeof v === 'string';
         if (!optionalText(cfg.before) || !optionalText(cfg.until)) return rpcError(id, -32602, 'Invalid params: before and until must be signatures');
         const limit = cfg.limit ?? 1000;
         if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1000) return rpcError(id, -32602, 'Invalid limit');
         if (address !== simulator.programId) return { jsonrpc: '2.0', id, result: [] };
         const out = ledger
-          .list(limit, typeof cfg.before === 'string' ? cfg.before : undefined, typeof cfg.until === 'string' ? cfg.until : undefined)
+          .list(limit, typeof cfg.before === 'string' ? cfg.before : undefined, typeof cfg.until === 'string' ? cfg.until : undefined, view.slot)
           .map((o) => ({ signature: o.signature, slot: o.slot, err: o.err, memo: null, blockTime: o.blockTime, confirmationStatus: 'confirmed' }));
         return { jsonrpc: '2.0', id, result: out };
       }
@@ -141,16 +151,35 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         if (typeof signature !== 'string') return rpcError(id, -32602, 'Invalid params: signature');
         const cfg = configParam(rawCfg);
         if (!cfg) return badConfig(id);
+        const refused = belowConfirmedRefusal(id, cfg);
+        if (refused) return refused;
         const encoding = encodingOf(cfg, 'json');
         if (encoding === undefined) return rpcError(id, -32602, 'Invalid params: encoding must be a string');
         const entry = ledger.get(signature);
-        if (!entry) return { jsonrpc: '2.0', id, result: null };
+        // A node that has not confirmed the slot yet has no body for it (Agave takes no
+        // minContextSlot here: RpcTransactionConfig has none).
+        if (!entry || entry.slot > view.slot) return { jsonrpc: '2.0', id, result: null };
         if (entry.version === 0 && cfg.maxSupportedTransactionVersion === undefined) {
           return rpcError(id, -32015, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
         }
         if (encoding !== 'json') return rpcError(id, -32602, `Unsupported encoding ${encoding} in the simulator`);
         provider.servedTransaction(signature);
         return { jsonrpc: '2.0', id, result: new RawJson(entry.json) };
+      }
+      case 'getSignatureStatuses': {
+        // The blockstore's status when `searchTransactionHistory` is set; without it Agave reads
+        // only its status cache of recent slots, which this chain keeps as the last 150.
+        const [signatures, rawCfg] = params;
+        if (!Array.isArray(signatures) || signatures.some((s) => typeof s !== 'string')) return rpcError(id, -32602, 'Invalid params: signatures');
+        if (signatures.length > 256) return rpcError(id, -32602, 'Too many inputs provided; max 256');
+        const cfg = configParam(rawCfg);
+        if (!cfg) return badConfig(id);
+        const value = (signatures as string[]).map((s) => {
+          const e = ledger.get(s);
+          if (!e || e.slot > view.slot || (cfg.searchTransactionHistory !== true && e.slot < view.slot - 150)) return null;
+          return { slot: e.slot, confirmations: null, err: e.err, status: e.err ? { Err: e.err } : { Ok: null }, confirmationStatus: 'confirmed' };
+        });
+        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: view.slot }, value } };
       }
       case 'getAccountInfo': {
         const [address, rawCfg] = params;
@@ -159,7 +188,9 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         if (!cfg) return badConfig(id);
         const encoding = encodingOf(cfg, 'binary');
         if (encoding !== 'base64') return rpcError(id, -32602, `Unsupported encoding ${encoding ?? typeof cfg.encoding} in the simulator`);
-        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: simulator.slot }, value: accountValue(address) } };
+        const refused = minContextSlotRefusal(id, cfg, view);
+        if (refused) return refused;
+        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: view.slot }, value: accountValue(address) } };
       }
       case 'getMultipleAccounts': {
         const [addresses, rawCfg] = params;
@@ -169,7 +200,9 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         if (!cfg) return badConfig(id);
         const encoding = encodingOf(cfg, 'binary');
         if (encoding !== 'base64') return rpcError(id, -32602, `Unsupported encoding ${encoding ?? typeof cfg.encoding} in the simulator`);
-        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: simulator.slot }, value: (addresses as string[]).map(accountValue) } };
+        const refused = minContextSlotRefusal(id, cfg, view);
+        if (refused) return refused;
+        return { jsonrpc: '2.0', id, result: { context: { apiVersion: '2.2.0', slot: view.slot }, value: (addresses as string[]).map(accountValue) } };
       }
       default:
         return rpcError(id, -32601, 'Method not found');
@@ -177,13 +210,13 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   }
 
   /** A parsed body's answer: one call, a batch (each item on its own), or one error for the whole. */
-  function answerBody(body: unknown): unknown {
+  function answerBody(body: unknown, view: NodeView): unknown {
     const shape = classifyBody(body, limits);
     switch (shape.kind) {
       case 'single':
-        return dispatch(body);
+        return dispatch(body, view);
       case 'batch':
-        return shape.items.map(dispatch);
+        return shape.items.map((item) => dispatch(item, view));
       case 'error':
         return shape.error;
       default: {
@@ -222,7 +255,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       let out: unknown;
       if (fault === 'rpc_error') out = rpcError(id, -32005, 'Node is behind by 42 slots');
       else if (fault === 'null_transaction' && single?.method === 'getTransaction') out = { jsonrpc: '2.0', id, result: null };
-      else out = answerBody(body);
+      else out = answerBody(body, pool.pick());
       provider.answer(res, verdict, serialize(out));
     });
   });
@@ -249,6 +282,8 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       withhold = predicate;
     },
     callCount: (method: string) => calls.get(method) ?? 0,
+    /** The pool of nodes (rpc-pool.ts): `configure` their lags, read what each `served`. */
+    pool,
     /** The provider behaviour: `configure` it, read its `stats` (429s, faults, bodies served twice). */
     provider,
     subscriberCount: () => pubsub.subscriberCount(),

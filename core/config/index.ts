@@ -40,6 +40,8 @@ export interface Config {
   chainRpcPort: number;
   /** Where it listens: loopback unless `CHAIN_RPC_HOST` says wider (D-270). */
   chainRpcHost: string;
+  /** The simulated chain's RPC as a pool of nodes, each this many slots behind (D-460); empty: one node. */
+  chainRpcPoolLags: number[];
   /** Rows the indexer keeps in memory across batches to apply the next batch ahead (0: off). */
   indexerCacheRows: number;
   /** The writer lease's timings (D-300): retry period < renew deadline < duration. */
@@ -135,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexerPort: v.INDEXER_PORT,
     chainRpcPort: v.CHAIN_RPC_PORT,
     chainRpcHost: v.CHAIN_RPC_HOST,
+    chainRpcPoolLags: v.CHAIN_RPC_POOL_LAGS?.split(',').map(Number) ?? [],
     indexerCacheRows: v.INDEXER_CACHE_ROWS,
     writerLease: { durationMs: v.INDEXER_LEASE_DURATION_MS, renewDeadlineMs: v.INDEXER_LEASE_RENEW_DEADLINE_MS, retryPeriodMs: v.INDEXER_LEASE_RETRY_PERIOD_MS },
     indexerMode: v.INDEXER_MODE,

@@ -160,6 +160,7 @@ describe('config', () => {
       TRUST_PROXY: '2',
       API_HOST: '127.0.0.1',
       CHAIN_RPC_HOST: '0.0.0.0',
+      CHAIN_RPC_POOL_LAGS: '0,2,5',
       WEBHOOK_SECRET: 'x'.repeat(40),
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       OTEL_SERVICE_NAME: 'svc',

@@ -4,7 +4,7 @@
  */
 
 import Joi from 'joi';
-import { int, spec, type SettingOptions, type SettingSpec } from './kinds';
+import { int, spec, text, type SettingOptions, type SettingSpec } from './kinds';
 import { BOTH } from './readers';
 
 /**
@@ -57,6 +57,13 @@ export const LISTEN_SETTINGS = {
     readBy: ['chain', 'embedded'],
     description:
       "listen address of the simulated chain's RPC; loopback unless set (`0.0.0.0`: every interface, as the kit's chain pod does); the banner says which (D-270)",
+  }),
+  // Off unless set: `npm start` and `npm run chain` serve one node that never lags (D-460).
+  CHAIN_RPC_POOL_LAGS: text(/^\d{1,4}(,\d{1,4}){0,15}$/, 'comma-separated slot counts', {
+    maxLength: 100,
+    readBy: ['chain'],
+    description:
+      "serve the simulated chain's JSON-RPC as a provider's pool of nodes, one a number: how many slots that node's confirmed slot is behind the chain's (e.g. `0,2,5`); requests go round-robin over them and each node answers from what it has, as Agave does (D-460); unset: one node",
   }),
   INDEXER_CACHE_ROWS: int({
     min: 0,
