@@ -28,6 +28,8 @@ export interface SimulatorOptions {
   emit?: 'log' | 'cpi' | 'mixed';
   /** Precompile instructions in front of some transactions' (chain/precompiles.ts; off unless set). */
   precompiles?: PrecompileOptions;
+  /** A transaction's log is cut past this many bytes, as a validator cuts it (10,000 unless a test shrinks it). */
+  logBytesLimit?: number;
 }
 
 /**
@@ -54,7 +56,7 @@ export class MarketSimulator implements RpcChain {
     this.walletKeys = Array.from({ length: opts.wallets ?? 40 }, (_, i) => keyPairOf(`wallet:${opts.seed}:${i}`));
     const wallets = this.walletKeys.map((k) => k.address);
     this.program = createMarketProgram({ programId: opts.programId, admin: wallets[0]!, emit: opts.emit });
-    this.chain = new Chain({ program: this.program, startTime: opts.startTime ?? 1_767_225_600, slotMs: opts.slotMs ?? 400, precompiles: opts.precompiles });
+    this.chain = new Chain({ program: this.program, startTime: opts.startTime ?? 1_767_225_600, slotMs: opts.slotMs ?? 400, precompiles: opts.precompiles, logBytesLimit: opts.logBytesLimit });
     const feeds = createPriceFeeds(opts.seed, opts.feeds ?? 2);
     for (const f of feeds) this.chain.defineAccount(f.address, () => f.oracle.snapshot());
     this.crowd = {

@@ -17,6 +17,8 @@ export interface ChainOptions {
   slotMs: number;
   /** Precompile instructions in front of some in-process transactions (off unless set). */
   precompiles?: PrecompileOptions;
+  /** A transaction's log is cut past this many bytes (chain/log-collector.ts; Agave's 10,000 unless a test shrinks it). */
+  logBytesLimit?: number;
 }
 
 /** The block being produced, as the chain's in-process participants see it. */
@@ -46,6 +48,7 @@ export class Chain implements RpcChain {
   readonly slotMs: number;
   private readonly program: Program;
   private readonly precompiles: PrecompileOptions | undefined;
+  private readonly logBytesLimit: number | undefined;
   private slotNo = 0;
   private ordinal = 0;
   private failedCount = 0;
@@ -65,6 +68,7 @@ export class Chain implements RpcChain {
   constructor(opts: ChainOptions) {
     this.program = opts.program;
     this.precompiles = opts.precompiles;
+    this.logBytesLimit = opts.logBytesLimit;
     this.programId = opts.program.id;
     this.startTime = opts.startTime;
     this.slotMs = opts.slotMs;
@@ -182,7 +186,7 @@ export class Chain implements RpcChain {
     const signature = tx.signature ?? signatureOf(`sim:${this.ordinal}:${block.slot}`);
     const result = this.program.execute(tx.instructions[tx.index]!, { signature, slot: block.slot, blockTime: block.blockTime, ordinal: this.ordinal });
     if (result.error !== undefined) this.failedCount += 1;
-    const recorded = recordTransaction(tx, signature, block.slot, block.blockTime, result, this.precompiles?.logged);
+    const recorded = recordTransaction(tx, signature, block.slot, block.blockTime, result, { precompilesLogged: this.precompiles?.logged, logBytesLimit: this.logBytesLimit });
     block.transactions.push(recorded);
     return recorded;
   }

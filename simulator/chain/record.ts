@@ -1,6 +1,7 @@
 import { COMPUTE_BUDGET_PROGRAM, type RawInstruction, type RawTransaction } from '../../core/events';
 import { encodeBase58 } from './base58';
 import type { Accepted } from './preflight';
+import { collectLogs } from './log-collector';
 import { isPrecompileProgram } from './precompiles';
 import type { AccountMeta, Execution, Instruction, UnsignedTransaction } from './types';
 
@@ -98,10 +99,10 @@ export function computeUnitLimit(instructions: readonly Instruction[]): number {
 /**
  * The transaction as `getTransaction` (json, version 0) shows it once run: the runtime's
  * invoke and result lines around what the program logged (none for a precompile unless
- * `precompilesLogged`), its self-invocations as inner
+ * `precompilesLogged`), cut as the validator's log collector cuts it, its self-invocations as inner
  * instructions, and the error of a failed instruction.
  */
-export function recordTransaction(tx: Accepted, signature: string, slot: number, blockTime: number, run: Execution, precompilesLogged = false): RawTransaction {
+export function recordTransaction(tx: Accepted, signature: string, slot: number, blockTime: number, run: Execution, opts: { precompilesLogged?: boolean; logBytesLimit?: number } = {}): RawTransaction {
   const keys = tx.message.accountKeys as string[];
   const program = tx.instructions[tx.index]!.programId;
   const limit = computeUnitLimit(tx.instructions);
@@ -109,7 +110,7 @@ export function recordTransaction(tx: Accepted, signature: string, slot: number,
   const inner: RawInstruction[] = [];
   for (const ix of tx.instructions.slice(0, tx.index)) {
     // Agave's message processor verifies a precompile without the runtime's invoke and result lines.
-    if (isPrecompileProgram(ix.programId) && !precompilesLogged) continue;
+    if (isPrecompileProgram(ix.programId) && !opts.precompilesLogged) continue;
     logs.push(`Program ${ix.programId} invoke [1]`, `Program ${ix.programId} success`);
   }
   logs.push(`Program ${program} invoke [1]`);
@@ -132,7 +133,7 @@ export function recordTransaction(tx: Accepted, signature: string, slot: number,
     transaction: { signatures: [signature], message: tx.message },
     meta: {
       err: failed ? { InstructionError: [tx.index, { Custom: run.error! }] } : null,
-      logMessages: logs,
+      logMessages: collectLogs(logs, opts.logBytesLimit),
       innerInstructions: inner.length ? [{ index: tx.index, instructions: inner }] : [],
       loadedAddresses: { writable: [], readonly: [] },
     },
