@@ -122,3 +122,13 @@ else
   apt_install --no-install-recommends prometheus prometheus-alertmanager
   say "Prometheus: installed $(command -v prometheus), $(command -v prometheus-alertmanager), $(command -v promtool)"
 fi
+
+# The tenant suite's HA PostgreSQL (local/tenant/ha-postgres.ts, standing for CloudNativePG):
+# Patroni, etcd and HAProxy from Debian's packages. Nothing is started here: the harness runs
+# them per test as an unprivileged user (the packages' services need systemd).
+if command -v patroni >/dev/null && command -v etcd >/dev/null && command -v haproxy >/dev/null; then
+  say "HA PostgreSQL: $(command -v patroni), $(command -v etcd), $(command -v haproxy)"
+else
+  apt_install --no-install-recommends patroni etcd-server haproxy
+  say "HA PostgreSQL: installed $(command -v patroni), $(command -v etcd), $(command -v haproxy)"
+fi
