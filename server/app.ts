@@ -10,6 +10,7 @@ import { STORES } from '../core/telemetry/metrics';
 import type { ChainAccess } from '../core/tx';
 import type { SignatureVerifier } from '../core/ed25519';
 import { servedRootAliases } from './http/aliases';
+import { createCors } from './http/cors';
 import { DOCS_ROUTES, docsRouter } from './http/docs';
 import { ApiError, clip, errorMapper, sendError, setErrorWriter } from './http/errors';
 import { deprecatedAliases, refuseMalformedEncoding, requestId, requestLifecycle, sequence } from './http/middleware';
@@ -27,7 +28,7 @@ import { createAllowedMethods, routeTable, type Presentation } from './routes/ta
 export { API_PREFIX } from '../core/constants';
 
 /**
- * The REST app. Middleware order (design 4): request id → alias rewrite → metrics and timeout →
+ * The REST app. Middleware order (design 4): request id → alias rewrite → metrics and timeout → CORS (D-521) →
  * malformed percent-encoding (400, D-75) → routes (parameterless ones by exact path, D-172) →
  * 404/405 → error mapper. Rate limits and wallet auth run per route, from the route table, in
  * front of its handler.
@@ -83,6 +84,8 @@ export function createApp(opts: {
       requestId(),
       deprecatedAliases(presentation.prefix, servedRootAliases(routes.map((r) => r.path))),
       requestLifecycle(metrics, config.requestTimeoutMs),
+      // Preflights answered here from memory, before any route's work (D-521).
+      createCors(config.corsAllowedOrigins),
       // Before any router: matching a path parameter decodes it, and a malformed one threw (D-75).
       refuseMalformedEncoding(opts.limits, logger),
       // A parameterless route's exact path, served without the router's walk (D-172).

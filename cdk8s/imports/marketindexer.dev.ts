@@ -391,6 +391,13 @@ export interface MarketIndexerSpecApi {
   readonly resources?: MarketIndexerSpecApiResources;
 
   /**
+   * the web origins (scheme://host[:port]) whose pages may send signed and API-key requests from a browser (the API's CORS_ALLOWED_ORIGINS, D-521); public reads answer any origin
+   *
+   * @schema MarketIndexerSpecApi#corsAllowedOrigins
+   */
+  readonly corsAllowedOrigins?: string[];
+
+  /**
    * @schema MarketIndexerSpecApi#ingress
    */
   readonly ingress?: MarketIndexerSpecApiIngress;
@@ -406,6 +413,7 @@ export function toJson_MarketIndexerSpecApi(obj: MarketIndexerSpecApi | undefine
     'replicas': obj.replicas,
     'autoscaling': toJson_MarketIndexerSpecApiAutoscaling(obj.autoscaling),
     'resources': toJson_MarketIndexerSpecApiResources(obj.resources),
+    'corsAllowedOrigins': obj.corsAllowedOrigins?.map(y => y),
     'ingress': toJson_MarketIndexerSpecApiIngress(obj.ingress),
   };
   // filter undefined values
@@ -561,6 +569,13 @@ export interface MarketIndexerSpecSettings {
    * @schema MarketIndexerSpecSettings#PUBLIC_HOSTS
    */
   readonly publicHosts?: string;
+
+  /**
+   * the web origins whose pages may send the signed (`x-wallet-*`) and API-key requests from a browser (CORS); public reads answer any origin whatever this says; unset: no page may send them (D-521)
+   *
+   * @schema MarketIndexerSpecSettings#CORS_ALLOWED_ORIGINS
+   */
+  readonly corsAllowedOrigins?: string;
 
   /**
    * Express `trust proxy`: which proxies may set the client IP through `X-Forwarded-For`
@@ -774,6 +789,7 @@ export function toJson_MarketIndexerSpecSettings(obj: MarketIndexerSpecSettings 
     'GEO_POLICY_PATHS': obj.geoPolicyPaths,
     'ADMIN_WALLETS': obj.adminWallets,
     'PUBLIC_HOSTS': obj.publicHosts,
+    'CORS_ALLOWED_ORIGINS': obj.corsAllowedOrigins,
     'TRUST_PROXY': obj.trustProxy,
     'INDEXER_CACHE_ROWS': obj.indexerCacheRows,
     'INDEXER_LEASE_DURATION_MS': obj.indexerLeaseDurationMs,

@@ -29,6 +29,8 @@ export const TENANT_DEFAULTS: TenantValues = {
     // Measured idle (npm run bench -- tenant-cost): 8 m CPU and 96–132 MiB of RSS; 1,000 /ws
     // clients take it to 120–225 MiB. A tenant with traffic states its own (D-380).
     resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+    // No page may send signed requests from a browser until its origin is named (D-521).
+    corsAllowedOrigins: [],
     ingress: {
       enabled: false,
       className: 'nginx',

@@ -30,6 +30,7 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
       data.HTTP_KEEP_ALIVE_TIMEOUT_MS = SETTINGS.HTTP_KEEP_ALIVE_TIMEOUT_MS.default;
       // Written for v1 too: the ConfigMap says what the tenant serves, whatever the process default (D-159).
       data.API_VARIANT = values.variant;
+      if (values.api.corsAllowedOrigins.length) data.CORS_ALLOWED_ORIGINS = values.api.corsAllowedOrigins.join(',');
       if (values.api.ingress.enabled) {
         data.PUBLIC_HOSTS = values.api.ingress.host;
         // The controller's addresses, never a hop count: with a count, whoever connects is believed (D-230).

@@ -29,6 +29,8 @@ export interface Config {
   rpcLimits: { requestsPerSecond: number; concurrency: number; batchSize: number };
   publicHosts: string[];
   trustProxy: TrustProxy;
+  /** The web origins that may send signed and API-key requests from a browser, or `*` (D-521); public reads answer any origin. */
+  corsAllowedOrigins: string[] | '*';
   /** The jurisdiction policy (D-144, D-145); empty lists mean off. */
   /** Wallets allowed on /admin/* (D-146). */
   adminWallets: string[];
@@ -123,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rpcLimits: { requestsPerSecond: v.RPC_REQUESTS_PER_SECOND, concurrency: v.RPC_CONCURRENCY, batchSize: v.RPC_BATCH_SIZE },
     publicHosts: v.PUBLIC_HOSTS.split(',').map((h) => h.toLowerCase()),
     trustProxy: v.TRUST_PROXY,
+    corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS === '*' ? '*' : (v.CORS_ALLOWED_ORIGINS?.split(',').map((o) => o.toLowerCase()) ?? []),
     adminWallets: v.ADMIN_WALLETS?.split(',') ?? [],
     geo: {
       blockedCountries: v.GEO_BLOCKED_COUNTRIES?.split(',') ?? [],

@@ -43,6 +43,8 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
       // The ingress controller's addresses (D-230), and a jurisdiction policy believed from them.
       trustedProxies: fc.constantFrom(['10.0.0.0/8'], ['10.244.0.0/16', 'fd00:10::/64'], ['192.0.2.7']),
       policy: fc.boolean(),
+      // The CORS allow-list (D-521): none, one, or two origins joined into CORS_ALLOWED_ORIGINS.
+      corsAllowedOrigins: fc.constantFrom([], ['https://app.example'], ['https://app.example', 'http://localhost:5173']),
       indexerReplicas: fc.integer({ min: 1, max: 3 }),
       build: fc.constantFrom(undefined, { enabled: true }, { enabled: true, imageTag: '0.3.0' }, { enabled: false, imageTag: '0.3.0' }),
       devStores: fc.boolean(),
@@ -81,6 +83,7 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
             ? {}
             : { ingress: { enabled: true, host: `${name}.example.com`, tlsSecretName: r.ingress ? `${name}-tls` : '', trustedProxies: [...r.trustedProxies] } }),
           resources: { requests: { cpu: r.cpu }, limits: { cpu: '2' } },
+          ...(r.corsAllowedOrigins.length ? { corsAllowedOrigins: [...r.corsAllowedOrigins] } : {}),
         },
         indexer: { replicas: webhook ? 1 : r.indexerReplicas, ...(r.build && !webhook ? { build: r.build } : {}) },
         devStores: { enabled: r.devStores },

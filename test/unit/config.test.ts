@@ -152,6 +152,7 @@ describe('config', () => {
       RPC_URL: 'https://rpc.example',
       RPC_WS_URL: 'wss://rpc.example',
       PUBLIC_HOSTS: 'a.example,b.example',
+      CORS_ALLOWED_ORIGINS: 'https://app.example,http://localhost:5173',
       GEO_BLOCKED_COUNTRIES: 'KP,IR',
       ADMIN_WALLETS: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin',
       ATTESTATION_REQUIRED_COUNTRIES: 'US',

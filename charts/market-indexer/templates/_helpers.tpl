@@ -116,6 +116,9 @@ in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process
 {{- if eq .process "api" -}}
 {{- $_ := set $data "API_PORT" (include "market-indexer.envValue" $facts.ports.api) -}}
 {{- $_ := set $data "API_VARIANT" $v.variant -}}
+{{- if $v.api.corsAllowedOrigins -}}
+{{- $_ := set $data "CORS_ALLOWED_ORIGINS" (join "," $v.api.corsAllowedOrigins) -}}
+{{- end -}}
 {{- if $v.api.ingress.enabled -}}
 {{- $_ := set $data "PUBLIC_HOSTS" $v.api.ingress.host -}}
 {{- /* The controller's addresses, never a hop count: with a count, whoever connects is believed (D-230). */ -}}

@@ -39,6 +39,12 @@ export const ACCESS_SETTINGS = {
     readBy: ['api'],
     description: 'host names accepted as the `domain` of wallet-auth messages',
   }),
+  CORS_ALLOWED_ORIGINS: text(/^(\*|https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?(,https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?)*)$/, 'comma-separated origins, or *', {
+    readBy: ['api'],
+    ruleText: 'comma-separated origins (`https://app.example`, scheme, host and port, no path), or `*` for any',
+    description:
+      'the web origins whose pages may send the signed (`x-wallet-*`) and API-key requests from a browser (CORS); public reads answer any origin whatever this says; unset: no page may send them (D-521)',
+  }),
   TRUST_PROXY: {
     rule: Joi.alternatives()
       .try(

@@ -149,3 +149,17 @@ describe('cdk8s kit: whom the API believes (TRUST_PROXY, D-230)', () => {
   });
 });
 
+describe('cdk8s kit: the CORS allow-list (D-521)', () => {
+  const settingsOf = (env: EnvironmentInput, name: string) =>
+    (tenantObjectsOf(env).find((o) => keyOf(o) === name) as unknown as { data: Record<string, string> }).data;
+
+  it('renders api.corsAllowedOrigins as the API\'s CORS_ALLOWED_ORIGINS, and nothing when empty or for the indexer', () => {
+    const env = structuredClone(ENVIRONMENTS.staging!) as any;
+    env.tenants.alpha.api.corsAllowedOrigins = ['https://app.example', 'http://localhost:5173'];
+    expect(settingsOf(env, 'ConfigMap mi-alpha/market-indexer-api').CORS_ALLOWED_ORIGINS).toBe('https://app.example,http://localhost:5173');
+    expect(settingsOf(env, 'ConfigMap mi-alpha/market-indexer-indexer').CORS_ALLOWED_ORIGINS).toBeUndefined();
+    expect(settingsOf(env, 'ConfigMap mi-beta/market-indexer-api').CORS_ALLOWED_ORIGINS).toBeUndefined();
+    env.tenants.alpha.api.corsAllowedOrigins = ['https://app.example/path'];
+    expect(() => synth(env)).toThrow(/api\.corsAllowedOrigins\.0: must match pattern/);
+  });
+});
