@@ -102,7 +102,13 @@ export function followLiveSchema(opts: {
     opts.onSwitch?.(from, schema);
   };
   let read = false;
-  const refresh = () =>
+  // Serialised reads (D-450): one in flight and at most one queued, however many notifications
+  // arrive (NOTIFY needs no privilege, so any role that can connect can send a flood). A read
+  // starts only after the previous one has resolved, so the last read to resolve is the last
+  // started, the one after the latest notification: an older answer resolving late never wins.
+  let inFlight: Promise<void> | undefined;
+  let queued = false;
+  const readOnce = () =>
     readLiveSchema(db).then(
       (schema) => {
         read = true;
@@ -110,6 +116,21 @@ export function followLiveSchema(opts: {
       },
       (err: unknown) => opts.onError?.(err),
     );
+  const refresh = (): Promise<void> => {
+    if (inFlight) {
+      queued = true;
+      return inFlight;
+    }
+    const run = async () => {
+      do {
+        queued = false;
+        await readOnce();
+      } while (queued && !closed);
+      inFlight = undefined;
+    };
+    inFlight = run();
+    return inFlight;
+  };
 
   const listen = async (): Promise<void> => {
     const client = new Client({ connectionString: opts.databaseUrl, application_name: 'market-indexer-live-schema', keepAlive: true, connectionTimeoutMillis: 5_000 });

@@ -18,6 +18,7 @@ const benches: Record<string, { what: string; run: () => Promise<void> }> = {
   freshness: { what: 'chain to /ws client freshness through the real-time chain, indexer and API', run: async () => (await import('./freshness-bench')).run() },
   'tenant-cost': { what: "one tenant's processes idle and under light reads: RSS and CPU against the kit's requests", run: async () => (await import('./tenant-cost-bench')).run() },
   reindex: { what: "a re-index beside a live writer through one provider allowance: time to the switch, the live writer's lag, space", run: async () => (await import('./reindex-bench')).run() },
+  'notify-flood': { what: "another role's 100,000 NOTIFYs on the live-schema channel: the API pool's availability, heap, pointer reads", run: async () => (await import('./notify-flood-bench')).run() },
   failover: { what: 'ten freezes of the writer indexer: time until a standby commits, nothing lost or twice', run: async () => (await import('./failover-bench')).run() },
 };
 

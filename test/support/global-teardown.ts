@@ -12,6 +12,8 @@ export default async function globalTeardown(): Promise<void> {
     [`${run}\\_%`],
   );
   for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+  const roles = await admin.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [`${run}\\_%`]);
+  for (const { rolname } of roles.rows) await admin.query(`DROP ROLE IF EXISTS "${rolname}"`).catch(() => {});
   await admin.end();
 
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });

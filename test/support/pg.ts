@@ -66,3 +66,33 @@ export async function createStandaloneDatabase(prefix: string): Promise<TestData
   await migrate({ databaseUrl: url });
   return { name, url, drop: () => dropDatabase(name) };
 }
+
+export interface TestRole {
+  name: string;
+  /** The URL of `database` as this role (trust authentication here, so no password). */
+  url(database: string): string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A login role of this run's own (roles are cluster-wide: `<run>_<suffix>_<random>`), for tests
+ * of what one tenant's role can do on another's database. Drop it in afterAll (after the
+ * databases it was granted anything on); teardown drops any that a failed suite left.
+ */
+export async function createTestRole(suffix: string): Promise<TestRole> {
+  const name = `${runId()}_${suffix}_${randomBytes(3).toString('hex')}`;
+  await admin((c) => c.query(`CREATE ROLE "${name}" LOGIN`));
+  return {
+    name,
+    url: (database) => {
+      const u = new URL(databaseUrl(database));
+      u.username = name;
+      u.password = '';
+      return u.toString();
+    },
+    drop: () => admin(async (c) => {
+      await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [name]);
+      await c.query(`DROP ROLE IF EXISTS "${name}"`);
+    }).then(() => undefined),
+  };
+}
