@@ -1,7 +1,8 @@
 import { defineEnvironment } from './define';
 
 // A developer's cluster (kind, minikube): one tenant on the simulated chain, with its own
-// PostgreSQL and Redis, no prometheus-operator needed.
+// PostgreSQL and Redis, no prometheus-operator needed; its route on the cluster's Gateway
+// (Envoy Gateway's quickstart: Gateway eg in namespace default).
 export default defineEnvironment({
   environment: 'dev',
   image: { tag: 'dev', pullPolicy: 'IfNotPresent' },
@@ -9,6 +10,8 @@ export default defineEnvironment({
   devStores: { enabled: true },
   api: {
     replicas: 1,
+    // The quickstart Gateway's proxies: anywhere on the pod network of a kind or minikube cluster.
+    httpRoute: { parentRefs: [{ name: 'eg', namespace: 'default' }], trustedProxies: ['10.244.0.0/16'] },
     resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '384Mi' } },
   },
   indexer: {
@@ -17,5 +20,5 @@ export default defineEnvironment({
   settings: { LOG_LEVEL: 'debug' },
   monitoring: { enabled: false },
   quota: { requestsCpu: '2', requestsMemory: '2Gi', limitsCpu: '6', limitsMemory: '6Gi', pods: 10, persistentVolumeClaims: 3 },
-  tenants: { demo: {} },
+  tenants: { demo: { api: { httpRoute: { hostnames: ['demo.localtest.me'] } } } },
 });

@@ -8,9 +8,9 @@ export default defineEnvironment({
   environment: 'prod',
   api: {
     autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 10 },
-    // The ingress controller's pods are on the cluster's pod network: the only proxies the API
-    // believes about a client's address and country (TRUST_PROXY, D-230).
-    ingress: { trustedProxies: ['10.24.0.0/14'] },
+    // The platform's Gateway takes every tenant's route; its Envoy proxies are on the cluster's pod
+    // network: the only proxies the API believes about a client's address and country (TRUST_PROXY, D-230).
+    httpRoute: { parentRefs: [{ name: 'public', namespace: 'gateway-system', sectionName: 'https' }], trustedProxies: ['10.24.0.0/14'] },
     resources: { requests: { cpu: '500m', memory: '384Mi' }, limits: { cpu: '1', memory: '768Mi' } },
   },
   indexer: {
@@ -33,12 +33,12 @@ export default defineEnvironment({
   quota: { requestsCpu: '10', requestsMemory: '10Gi', limitsCpu: '20', limitsMemory: '20Gi', pods: 20 },
   tenants: {
     alpha: {
-      api: { ingress: { enabled: true, host: 'alpha.markets.example', tlsSecretName: 'alpha-tls' } },
+      api: { httpRoute: { hostnames: ['alpha.markets.example'] } },
       source: { rpcWsUrlSecretRef: { name: 'market-indexer', key: 'RPC_WS_URL' } },
     },
     beta: {
       source: { programId: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' },
-      api: { ingress: { enabled: true, host: 'beta.markets.example', tlsSecretName: 'beta-tls' } },
+      api: { httpRoute: { hostnames: ['beta.markets.example'] } },
     },
     gamma: {
       source: { type: 'webhook', webhookSecretRef: { name: 'market-indexer', key: 'WEBHOOK_SECRET' } },
@@ -46,7 +46,7 @@ export default defineEnvironment({
       networkPolicy: { webhookSenders: [{ cidr: '203.0.113.0/24' }] },
       api: {
         autoscaling: { minReplicas: 2, maxReplicas: 4 },
-        ingress: { enabled: true, host: 'gamma.markets.example', tlsSecretName: 'gamma-tls' },
+        httpRoute: { hostnames: ['gamma.markets.example'] },
       },
       settings: { PUBLIC_READ_RATE_LIMIT_MAX_REQUESTS: 600 },
     },

@@ -1,14 +1,15 @@
 import { defineEnvironment } from './define';
 
 // Shared staging cluster: external PostgreSQL and Redis in the platform's private ranges, a
-// public RPC provider, one ingress host per tenant.
+// public RPC provider, one host per tenant on the platform's Gateway.
 const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 
 export default defineEnvironment({
   environment: 'staging',
-  // The ingress controller's pods are on the cluster's pod network: the only proxies the API
-  // believes about a client's address and country (TRUST_PROXY, D-230).
-  api: { ingress: { trustedProxies: ['10.16.0.0/14'] } },
+  // The platform's Gateway (namespace gateway-system, listener https) takes every tenant's route;
+  // its Envoy proxies are on the cluster's pod network: the only proxies the API believes about a
+  // client's address and country (TRUST_PROXY, D-230).
+  api: { httpRoute: { parentRefs: [{ name: 'public', namespace: 'gateway-system', sectionName: 'https' }], trustedProxies: ['10.16.0.0/14'] } },
   // Every trace goes to the collector, whose tail sampling keeps errors and slow ones
   // (observability/otel/collector.yaml): staging pays for tracing every request to lose none.
   settings: {
@@ -26,11 +27,11 @@ export default defineEnvironment({
   monitoring: { labels: { release: 'kube-prometheus-stack' } },
   tenants: {
     alpha: {
-      api: { ingress: { enabled: true, host: 'alpha.staging.markets.example', tlsSecretName: 'alpha-tls' } },
+      api: { httpRoute: { hostnames: ['alpha.staging.markets.example'] } },
     },
     beta: {
       source: { programId: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin' },
-      api: { replicas: 1, ingress: { enabled: true, host: 'beta.staging.markets.example', tlsSecretName: 'beta-tls' } },
+      api: { replicas: 1, httpRoute: { hostnames: ['beta.staging.markets.example'] } },
       indexer: { replicas: 1 },
       settings: { LOG_LEVEL: 'debug', RATE_LIMIT_MAX_REQUESTS: 200 },
     },

@@ -398,6 +398,11 @@ export interface MarketIndexerSpecApi {
   readonly corsAllowedOrigins?: string[];
 
   /**
+   * @schema MarketIndexerSpecApi#httpRoute
+   */
+  readonly httpRoute?: MarketIndexerSpecApiHttpRoute;
+
+  /**
    * @schema MarketIndexerSpecApi#ingress
    */
   readonly ingress?: MarketIndexerSpecApiIngress;
@@ -414,6 +419,7 @@ export function toJson_MarketIndexerSpecApi(obj: MarketIndexerSpecApi | undefine
     'autoscaling': toJson_MarketIndexerSpecApiAutoscaling(obj.autoscaling),
     'resources': toJson_MarketIndexerSpecApiResources(obj.resources),
     'corsAllowedOrigins': obj.corsAllowedOrigins?.map(y => y),
+    'httpRoute': toJson_MarketIndexerSpecApiHttpRoute(obj.httpRoute),
     'ingress': toJson_MarketIndexerSpecApiIngress(obj.ingress),
   };
   // filter undefined values
@@ -833,7 +839,14 @@ export interface MarketIndexerSpecNetworkPolicy {
   readonly enabled?: boolean;
 
   /**
-   * namespace of the ingress controller that may reach the API
+   * namespace of the Gateway's data plane (its proxy pods) that may reach the API when the HTTPRoute renders
+   *
+   * @schema MarketIndexerSpecNetworkPolicy#gatewayNamespace
+   */
+  readonly gatewayNamespace?: string;
+
+  /**
+   * namespace of the ingress controller that may reach the API when the Ingress is on
    *
    * @schema MarketIndexerSpecNetworkPolicy#ingressControllerNamespace
    */
@@ -867,6 +880,7 @@ export function toJson_MarketIndexerSpecNetworkPolicy(obj: MarketIndexerSpecNetw
   if (obj === undefined) { return undefined; }
   const result = {
     'enabled': obj.enabled,
+    'gatewayNamespace': obj.gatewayNamespace,
     'ingressControllerNamespace': obj.ingressControllerNamespace,
     'monitoringNamespace': obj.monitoringNamespace,
     'webhookSenders': obj.webhookSenders?.map(y => toJson_MarketIndexerSpecNetworkPolicyWebhookSenders(y)),
@@ -1350,6 +1364,78 @@ export function toJson_MarketIndexerSpecApiResources(obj: MarketIndexerSpecApiRe
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * @schema MarketIndexerSpecApiHttpRoute
+ */
+export interface MarketIndexerSpecApiHttpRoute {
+  /**
+   * a Gateway API HTTPRoute for the tenant's hostnames, attached to the platform's Gateway (also sets PUBLIC_HOSTS, and TRUST_PROXY from trustedProxies); rendered when hostnames are given
+   *
+   * @schema MarketIndexerSpecApiHttpRoute#enabled
+   */
+  readonly enabled?: boolean;
+
+  /**
+   * the Gateways the route attaches to (Gateway API parentRefs); required when hostnames are given
+   *
+   * @schema MarketIndexerSpecApiHttpRoute#parentRefs
+   */
+  readonly parentRefs?: MarketIndexerSpecApiHttpRouteParentRefs[];
+
+  /**
+   * public host names, e.g. alpha.markets.example; none: no route
+   *
+   * @schema MarketIndexerSpecApiHttpRoute#hostnames
+   */
+  readonly hostnames?: string[];
+
+  /**
+   * annotations of the HTTPRoute
+   *
+   * @schema MarketIndexerSpecApiHttpRoute#annotations
+   */
+  readonly annotations?: { [key: string]: string };
+
+  /**
+   * labels of the HTTPRoute, beside the kit's own
+   *
+   * @schema MarketIndexerSpecApiHttpRoute#labels
+   */
+  readonly labels?: { [key: string]: string };
+
+  /**
+   * the Gateway's data-plane pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the route renders
+   *
+   * @schema MarketIndexerSpecApiHttpRoute#trustedProxies
+   */
+  readonly trustedProxies?: string[];
+
+  /**
+   * @schema MarketIndexerSpecApiHttpRoute#cdn
+   */
+  readonly cdn?: MarketIndexerSpecApiHttpRouteCdn;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecApiHttpRoute' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecApiHttpRoute(obj: MarketIndexerSpecApiHttpRoute | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'enabled': obj.enabled,
+    'parentRefs': obj.parentRefs?.map(y => toJson_MarketIndexerSpecApiHttpRouteParentRefs(y)),
+    'hostnames': obj.hostnames?.map(y => y),
+    'annotations': ((obj.annotations) === undefined) ? undefined : (Object.entries(obj.annotations).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+    'labels': ((obj.labels) === undefined) ? undefined : (Object.entries(obj.labels).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {})),
+    'trustedProxies': obj.trustedProxies?.map(y => y),
+    'cdn': toJson_MarketIndexerSpecApiHttpRouteCdn(obj.cdn),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
  * @schema MarketIndexerSpecApiIngress
  */
 export interface MarketIndexerSpecApiIngress {
@@ -1761,6 +1847,82 @@ export function toJson_MarketIndexerSpecApiResourcesLimits(obj: MarketIndexerSpe
   const result = {
     'cpu': obj.cpu,
     'memory': obj.memory,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema MarketIndexerSpecApiHttpRouteParentRefs
+ */
+export interface MarketIndexerSpecApiHttpRouteParentRefs {
+  /**
+   * the Gateway's name
+   *
+   * @schema MarketIndexerSpecApiHttpRouteParentRefs#name
+   */
+  readonly name: string;
+
+  /**
+   * the Gateway's namespace (default: the tenant's)
+   *
+   * @schema MarketIndexerSpecApiHttpRouteParentRefs#namespace
+   */
+  readonly namespace?: string;
+
+  /**
+   * one listener of the Gateway (default: every listener that admits the route)
+   *
+   * @schema MarketIndexerSpecApiHttpRouteParentRefs#sectionName
+   */
+  readonly sectionName?: string;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecApiHttpRouteParentRefs' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecApiHttpRouteParentRefs(obj: MarketIndexerSpecApiHttpRouteParentRefs | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+    'namespace': obj.namespace,
+    'sectionName': obj.sectionName,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema MarketIndexerSpecApiHttpRouteCdn
+ */
+export interface MarketIndexerSpecApiHttpRouteCdn {
+  /**
+   * a CDN in front of the Gateway sets settings.GEO_COUNTRY_HEADER: the route passes it on instead of removing it
+   *
+   * @schema MarketIndexerSpecApiHttpRouteCdn#enabled
+   */
+  readonly enabled?: boolean;
+
+  /**
+   * the platform's Gateway (or its load balancer) admits only the CDN's addresses, so no client reaches it with a header of its own; required with cdn.enabled (an HTTPRoute cannot limit who connects)
+   *
+   * @schema MarketIndexerSpecApiHttpRouteCdn#gatewayAdmitsOnlyCdn
+   */
+  readonly gatewayAdmitsOnlyCdn?: boolean;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecApiHttpRouteCdn' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecApiHttpRouteCdn(obj: MarketIndexerSpecApiHttpRouteCdn | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'enabled': obj.enabled,
+    'gatewayAdmitsOnlyCdn': obj.gatewayAdmitsOnlyCdn,
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

@@ -31,6 +31,18 @@ export const TENANT_DEFAULTS: TenantValues = {
     resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     // No page may send signed requests from a browser until its origin is named (D-521).
     corsAllowedOrigins: [],
+    // The edge (D-480): a route on the platform's Gateway for every tenant with a host name; the
+    // Gateway and where its proxies run are the cluster's to say, so an environment states them.
+    httpRoute: {
+      enabled: true,
+      parentRefs: [],
+      hostnames: [],
+      annotations: {},
+      labels: {},
+      trustedProxies: [],
+      // No CDN stated: with a country header, the route removes what clients send (D-482).
+      cdn: { enabled: false, gatewayAdmitsOnlyCdn: false },
+    },
     ingress: {
       enabled: false,
       className: 'nginx',
@@ -59,6 +71,8 @@ export const TENANT_DEFAULTS: TenantValues = {
   settings: {},
   networkPolicy: {
     enabled: true,
+    // Envoy Gateway's default: its proxies run in the controller's namespace (D-483).
+    gatewayNamespace: 'envoy-gateway-system',
     ingressControllerNamespace: 'ingress-nginx',
     monitoringNamespace: 'monitoring',
     webhookSenders: [],

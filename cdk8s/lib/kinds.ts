@@ -38,6 +38,7 @@ export const CHILD_KINDS: KindInfo[] = [
   k('autoscaling/v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
   k('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
   k('networking.k8s.io/v1', 'Ingress', 'ingresses'),
+  k('gateway.networking.k8s.io/v1', 'HTTPRoute', 'httproutes'),
   k('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies'),
   k('monitoring.coreos.com/v1', 'ServiceMonitor', 'servicemonitors'),
   k('monitoring.coreos.com/v1', 'PrometheusRule', 'prometheusrules'),

@@ -4,6 +4,7 @@ import { HTTP_PORT_NAME } from './api';
 import { CHAIN_PORT_NAME } from './chain';
 import { metadataOf, type TenantContext } from './context';
 import { DEV_STORE_PORTS } from './dev-stores';
+import { httpRouteRenders } from './edge-values';
 import { NAMES, selectorLabels, type Component } from './names';
 import { effectiveSetting } from './resolve';
 import type { Destination } from './values';
@@ -24,7 +25,8 @@ const ipBlocks = (blocks: Destination['ipBlocks']): k8s.NetworkPolicyPeer[] =>
 
 /**
  * A tenant namespace denies all traffic in and out, then opens only what each part needs:
- * DNS for everyone; the API from the ingress controller and the scraper; the indexer from the
+ * DNS for everyone; the API from the edge (the Gateway's data plane, the ingress controller:
+ * whichever the tenant renders) and the scraper; the indexer from the
  * scraper and the webhook senders; egress to PostgreSQL, Redis, the RPC node (the API's
  * /tx/* too) and the trace collector by address block (or, with the dev stores and the
  * simulated chain, to their pods).
@@ -73,13 +75,18 @@ export class TenantNetworkPolicies extends Construct {
       ports: [tcp(HTTP_PORT_NAME)],
     };
 
+    const edges = [
+      ...(httpRouteRenders(values) ? [inNamespace(np.gatewayNamespace)] : []),
+      ...(values.api.ingress.enabled ? [inNamespace(np.ingressControllerNamespace)] : []),
+    ];
     policy(
       'api',
       NAMES.api,
       {
         podSelector: { matchLabels: selectorLabels(ctx.labels, 'api') },
         policyTypes: ['Ingress', 'Egress'],
-        ingress: [{ from: [inNamespace(np.ingressControllerNamespace)], ports: [tcp(HTTP_PORT_NAME)] }, scraper],
+        // Only the edge the tenant has (D-483): a namespace admitted for nothing is a way in for whatever runs there.
+        ingress: [...(edges.length ? [{ from: edges, ports: [tcp(HTTP_PORT_NAME)] }] : []), scraper],
         // The RPC: /tx/* builds on its blockhashes (D-142).
         egress: [...common, rpc, ...traced],
       },

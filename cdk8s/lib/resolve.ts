@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { settingSpec, type SettingName } from '../../core/config/settings';
 import { PLATFORM_DEFAULTS, TENANT_DEFAULTS } from './defaults';
 import { parseQuantity } from './quantity';
+import { edgeOf, httpRouteRenders } from './edge-values';
 import { operatorMemoryProblem, quotaProblems } from './sizing';
 import { EnvironmentSchema, TenantValuesSchema, type EnvironmentInput, type PlatformValues, type TenantInput, type TenantValues } from './values';
 
@@ -145,6 +146,7 @@ export function tenantProblems(v: TenantValues): string[] {
   // A build backfills from the chain's first transaction: a webhook only delivers what comes (D-411).
   if (source.type === 'webhook' && v.indexer.build.enabled) p.push('indexer.build.enabled needs a source that backfills (rpc or simulator), not webhook');
   if (api.ingress.enabled && !api.ingress.host) p.push('api.ingress.host: required when api.ingress.enabled is true');
+  p.push(...routeProblems(v));
   p.push(...proxyProblems(v));
   // The dev stores write their Secret(s) whole: a key the kit does not write there would be missing.
   if (v.devStores.enabled) {
@@ -198,7 +200,8 @@ const HOP_COUNT = /^(true|0*[1-9][0-9]*)$/;
  */
 function proxyProblems(v: TenantValues): string[] {
   const p: string[] = [];
-  const { ingress } = v.api;
+  const { ingress, httpRoute } = v.api;
+  const route = httpRouteRenders(v);
   const settings = v.settings as Record<string, string | number | boolean | undefined>;
   const own = settings.TRUST_PROXY;
   if (ingress.trustedHops !== undefined) {
@@ -207,19 +210,42 @@ function proxyProblems(v: TenantValues): string[] {
   if (ingress.enabled && !ingress.trustedProxies.length && own === undefined) {
     p.push("api.ingress.trustedProxies: required when api.ingress.enabled is true (the ingress controller's pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)");
   }
+  if (route && !httpRoute.trustedProxies.length && own === undefined) {
+    p.push("api.httpRoute.trustedProxies: required when the HTTPRoute renders (the Gateway's data-plane pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)");
+  }
   if (own !== undefined && HOP_COUNT.test(String(own))) {
-    p.push("settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets (with the ingress: api.ingress.trustedProxies) (D-230)");
+    p.push("settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets (with the route: api.httpRoute.trustedProxies; with the ingress: api.ingress.trustedProxies) (D-230)");
   }
   if (settings.GEO_BLOCKED_COUNTRIES || settings.ATTESTATION_REQUIRED_COUNTRIES) {
     if (!settings.GEO_COUNTRY_HEADER) {
       p.push('settings.GEO_COUNTRY_HEADER: required with settings.GEO_BLOCKED_COUNTRIES or settings.ATTESTATION_REQUIRED_COUNTRIES (without it no country is known and the API refuses to start, D-192)');
     }
-    const byAddress = own !== undefined ? !NAMES_NO_ADDRESS.test(String(own)) : ingress.enabled && ingress.trustedProxies.length > 0;
+    const byAddress = own !== undefined ? !NAMES_NO_ADDRESS.test(String(own)) : edgeOf(v).proxies.length > 0;
     if (!byAddress) {
       p.push(
-        "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses): the API believes GEO_COUNTRY_HEADER only from them and refuses to start otherwise (D-192)",
+        "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.httpRoute.trustedProxies with api.httpRoute.hostnames, api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses): the API believes GEO_COUNTRY_HEADER only from them and refuses to start otherwise (D-192)",
       );
     }
+  }
+  return p;
+}
+
+/**
+ * The route needs a Gateway to attach to, and with a CDN a Gateway that admits only the CDN: an
+ * HTTPRoute cannot limit who connects, so a route that passed the CDN's country header on would
+ * pass a client's own just as well (D-482).
+ */
+function routeProblems(v: TenantValues): string[] {
+  const p: string[] = [];
+  const { httpRoute } = v.api;
+  if (!httpRouteRenders(v)) return p;
+  if (!httpRoute.parentRefs.length) {
+    p.push("api.httpRoute.parentRefs: required when api.httpRoute.hostnames are given (the platform's Gateway the route attaches to, D-480)");
+  }
+  if (httpRoute.cdn.enabled && !httpRoute.cdn.gatewayAdmitsOnlyCdn) {
+    p.push(
+      "api.httpRoute.cdn.gatewayAdmitsOnlyCdn: required with api.httpRoute.cdn.enabled: an HTTPRoute cannot limit who connects, so the platform's Gateway (or its load balancer) must admit only the CDN's addresses, or a client's own country header reaches the API (docs/deploy.md, D-482)",
+    );
   }
   return p;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS } from '../../core/constants';
 import { isSettingName, SETTINGS, settingSpec, settingToEnv, type SettingName, type SourceType } from '../../core/config/settings';
+import { edgeOf } from './edge-values';
 import type { SecretKeyRef, TenantValues } from './values';
 
 export type KitProcess = 'api' | 'indexer' | 'migrate' | 'chain';
@@ -31,10 +32,12 @@ export function configMapData(values: TenantValues, tenant: string, process: Exc
       // Written for v1 too: the ConfigMap says what the tenant serves, whatever the process default (D-159).
       data.API_VARIANT = values.variant;
       if (values.api.corsAllowedOrigins.length) data.CORS_ALLOWED_ORIGINS = values.api.corsAllowedOrigins.join(',');
-      if (values.api.ingress.enabled) {
-        data.PUBLIC_HOSTS = values.api.ingress.host;
-        // The controller's addresses, never a hop count: with a count, whoever connects is believed (D-230).
-        if (values.api.ingress.trustedProxies.length) data.TRUST_PROXY = values.api.ingress.trustedProxies.join(',');
+      {
+        // The edge's host names and proxies' addresses (the route's, then the Ingress's, D-480), never
+        // a hop count: with a count, whoever connects is believed (D-230).
+        const { hosts, proxies } = edgeOf(values);
+        if (hosts.length) data.PUBLIC_HOSTS = hosts.join(',');
+        if (proxies.length) data.TRUST_PROXY = proxies.join(',');
       }
       break;
     case 'indexer':

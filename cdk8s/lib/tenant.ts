@@ -1,6 +1,8 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { ApiWorkload } from './api';
+import { TenantHttpRoute } from './edge';
+import { httpRouteRenders } from './edge-values';
 import { catalogProblems, manifestsUnder } from './catalog-check';
 import { ChainWorkload } from './chain';
 import { createTenantContext, type TenantContext } from './context';
@@ -60,6 +62,7 @@ export class MarketIndexerTenant extends Construct {
       automountServiceAccountToken: false,
     });
     new ApiWorkload(this, 'api', ctx);
+    if (httpRouteRenders(this.values)) new TenantHttpRoute(this, 'edge', ctx);
     new IndexerWorkload(this, 'indexer', ctx);
     if (this.values.indexer.build.enabled) new IndexerBuildWorkload(this, 'indexer-build', ctx);
     if (this.values.source.type === 'simulator') new ChainWorkload(this, 'chain', ctx);

@@ -162,6 +162,48 @@ const tenantProperties = {
         description:
           "the web origins (scheme://host[:port]) whose pages may send signed and API-key requests from a browser (the API's CORS_ALLOWED_ORIGINS, D-521); public reads answer any origin",
       }),
+      httpRoute: Type.Object(
+        {
+          enabled: Type.Boolean({
+            description:
+              "a Gateway API HTTPRoute for the tenant's hostnames, attached to the platform's Gateway (also sets PUBLIC_HOSTS, and TRUST_PROXY from trustedProxies); rendered when hostnames are given",
+          }),
+          parentRefs: Type.Array(
+            Type.Object(
+              {
+                name: Type.String({ pattern: DNS_SUBDOMAIN, maxLength: 253, description: "the Gateway's name" }),
+                namespace: Type.Optional(Type.String({ pattern: DNS_LABEL, maxLength: 63, description: "the Gateway's namespace (default: the tenant's)" })),
+                sectionName: Type.Optional(Type.String({ pattern: DNS_SUBDOMAIN, maxLength: 253, description: 'one listener of the Gateway (default: every listener that admits the route)' })),
+              },
+              { additionalProperties: false },
+            ),
+            { maxItems: 32, description: 'the Gateways the route attaches to (Gateway API parentRefs); required when hostnames are given' },
+          ),
+          hostnames: Type.Array(Type.String({ pattern: DNS_SUBDOMAIN, maxLength: 253 }), {
+            maxItems: 16,
+            description: 'public host names, e.g. alpha.markets.example; none: no route',
+          }),
+          annotations: StringMap('annotations of the HTTPRoute'),
+          labels: StringMap('labels of the HTTPRoute, beside the kit\'s own'),
+          trustedProxies: Type.Array(Type.String({ pattern: ADDRESS_OR_CIDR }), {
+            description:
+              "the Gateway's data-plane pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the route renders",
+          }),
+          cdn: Type.Object(
+            {
+              enabled: Type.Boolean({
+                description: 'a CDN in front of the Gateway sets settings.GEO_COUNTRY_HEADER: the route passes it on instead of removing it',
+              }),
+              gatewayAdmitsOnlyCdn: Type.Boolean({
+                description:
+                  "the platform's Gateway (or its load balancer) admits only the CDN's addresses, so no client reaches it with a header of its own; required with cdn.enabled (an HTTPRoute cannot limit who connects)",
+              }),
+            },
+            { additionalProperties: false },
+          ),
+        },
+        { additionalProperties: false },
+      ),
       ingress: Type.Object(
         {
           enabled: Type.Boolean(),
@@ -209,7 +251,8 @@ const tenantProperties = {
   networkPolicy: Type.Object(
     {
       enabled: Type.Boolean(),
-      ingressControllerNamespace: Type.String({ pattern: DNS_LABEL, description: 'namespace of the ingress controller that may reach the API' }),
+      gatewayNamespace: Type.String({ pattern: DNS_LABEL, description: "namespace of the Gateway's data plane (its proxy pods) that may reach the API when the HTTPRoute renders" }),
+      ingressControllerNamespace: Type.String({ pattern: DNS_LABEL, description: 'namespace of the ingress controller that may reach the API when the Ingress is on' }),
       monitoringNamespace: Type.String({ pattern: DNS_LABEL, description: 'namespace whose Prometheus may scrape both processes' }),
       webhookSenders: Type.Array(IpBlock, { description: 'address blocks allowed to post to the indexer\'s webhook route' }),
       egress: Type.Object(

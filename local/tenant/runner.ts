@@ -57,12 +57,13 @@ export interface PodSource {
 }
 
 /**
- * What the harness merges over every environment it runs: the ingress controller here is the
- * harness's front, on 127.0.0.1, so the API must trust it, as a cluster's tenant lists its
- * controller's addresses (api.ingress.trustedProxies, D-230). An earlier release's own synth gets
- * the same (local/tenant/release.ts).
+ * What the harness merges over every environment it runs: the edge here is the harness's front,
+ * on 127.0.0.1, so the API must trust it, as a cluster's tenant lists its Gateway's or ingress
+ * controller's addresses (api.httpRoute.trustedProxies, api.ingress.trustedProxies, D-230). As
+ * the tenant's own TRUST_PROXY, which every release's kit takes whatever its edge: an earlier
+ * release's own synth gets the same (local/tenant/release.ts).
  */
-export const withHarnessOverlay = (overlay: unknown): unknown => deepMerge({ api: { ingress: { trustedProxies: [FRONT_HOST] } } }, overlay ?? {});
+export const withHarnessOverlay = (overlay: unknown): unknown => deepMerge({ settings: { TRUST_PROXY: FRONT_HOST } }, overlay ?? {});
 
 interface ServiceObject extends K8sObject {
   spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] };

@@ -3,6 +3,8 @@ import { K6_API_PORT, K6_UID } from '../../cdk8s/lib/load-test';
 import { CHAIN_PATHS, DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
 import { SETTING_NAMES, settingSpec, SOURCE_TYPES } from '../../core/config/settings';
 import { CHAIN_STORAGE } from '../../cdk8s/lib/chain';
+import { API_SERVICE_PORT } from '../../cdk8s/lib/api';
+import { EDGE_RULES } from '../../cdk8s/lib/edge';
 import { tenantAclCommand } from '../../cdk8s/lib/redis-users';
 import { tenantAclUser } from '../../core/redis/acl';
 import { ACL_CHECKSUM_ANNOTATION, DEV_REDIS, devRedisAclFile, devStoreUrls, REDIS_ACL_ARGS, REDIS_ARGS } from '../../cdk8s/lib/dev-stores';
@@ -57,6 +59,8 @@ export function serviceFactsJson(): string {
     ),
     // A simulator-source tenant's chain (cdk8s/lib/chain.ts).
     chain: { dataDir: CHAIN_DATA_DIR, listenHost: CHAIN_LISTEN_HOST, storage: CHAIN_STORAGE, paths: CHAIN_PATHS, resources: CHAIN_RESOURCES },
+    // The tenant's HTTPRoute: its rules per kind of traffic, with their timeouts (cdk8s/lib/edge.ts, D-481).
+    edge: { rules: EDGE_RULES, servicePort: API_SERVICE_PORT },
     metrics: Object.fromEntries((Object.keys(METRICS) as MetricKey[]).map((k) => [k, METRICS[k].name])),
     metricLabels: METRIC_LABELS,
     metricServices: METRIC_SERVICES,

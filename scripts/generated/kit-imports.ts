@@ -42,6 +42,17 @@ export const KIT_FIELDS: Readonly<Record<string, Fields>> = {
     selector: { matchLabels: true },
     endpoints: { port: true, path: true, interval: true, honorLabels: true, relabelings: { action: true, targetLabel: true, replacement: true } },
   },
+  // cdk8s/lib/edge.ts: the tenant's public route, on the platform's Gateway (D-480)
+  'httproutes.gateway.networking.k8s.io': {
+    parentRefs: { name: true, namespace: true, sectionName: true },
+    hostnames: true,
+    rules: {
+      matches: { path: { type: true, value: true } },
+      filters: { type: true, requestHeaderModifier: { remove: true } },
+      backendRefs: { name: true, port: true },
+      timeouts: { request: true, backendRequest: true },
+    },
+  },
   // cdk8s/lib/alerts.ts (observability/prometheus/rules.ts)
   'prometheusrules.monitoring.coreos.com': {
     groups: { name: true, rules: { alert: true, record: true, expr: true, for: true, labels: true, annotations: true } },
@@ -49,7 +60,7 @@ export const KIT_FIELDS: Readonly<Record<string, Fields>> = {
 };
 
 type Schema = { type?: string; properties?: Record<string, Schema>; required?: string[]; items?: Schema; [k: string]: unknown };
-type Crd = { metadata: { name: string }; spec: { group: string; versions: { schema: { openAPIV3Schema: Schema } }[] } };
+type Crd = { metadata: { name: string }; spec: { group: string; versions: { storage?: boolean; schema: { openAPIV3Schema: Schema } }[] } };
 
 /** `schema` with only `fields` (throws naming a field the schema lacks, or a required one left out). */
 export function trimSchema(schema: Schema, fields: Fields, at: string): Schema {
@@ -72,7 +83,8 @@ export function trimmedCrdYaml(text: string, fields: Readonly<Record<string, Fie
     .filter((c): c is Crd => !!c && c.metadata.name in fields);
   return crds
     .map((crd) => {
-      const versions = crd.spec.versions.map((v) => {
+      // The version the kit renders, the stored one: an older one served beside it (Gateway API's v1beta1) would only double the types.
+      const versions = crd.spec.versions.filter((v) => v.storage !== false).map((v) => {
         const root = v.schema.openAPIV3Schema;
         const spec = trimSchema(root.properties!.spec!, fields[crd.metadata.name]!, `${crd.metadata.name} spec`);
         // apiVersion, kind and metadata are every object's; status is the operator's to write.
@@ -93,6 +105,11 @@ export const KIT_IMPORTS: readonly { output: string; source: string; crd: (root:
     output: 'cdk8s/imports/monitoring.coreos.com.ts',
     source: 'cdk8s/crds/monitoring.coreos.com.yaml trimmed to KIT_FIELDS (scripts/generated/kit-imports.ts)',
     crd: (root) => trimmedCrdYaml(read(root, 'cdk8s/crds/monitoring.coreos.com.yaml')),
+  },
+  {
+    output: 'cdk8s/imports/gateway.networking.k8s.io.ts',
+    source: 'cdk8s/crds/gateway.networking.k8s.io.yaml trimmed to KIT_FIELDS (scripts/generated/kit-imports.ts)',
+    crd: (root) => trimmedCrdYaml(read(root, 'cdk8s/crds/gateway.networking.k8s.io.yaml')),
   },
   { output: 'cdk8s/imports/marketindexer.dev.ts', source: 'cdk8s/lib/crd.ts (the CRD of cdk8s/crds/marketindexer.yaml, whole)', crd: () => marketIndexerCrdYaml() },
 ];

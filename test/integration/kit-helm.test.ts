@@ -215,7 +215,7 @@ describe('Helm chart', () => {
       ['a bad tenant id', (e: any) => (e.tenants.Bad_Tenant = {}), 'tenants.Bad_Tenant: not a tenant id', /- tenants: Property name of "Bad_Tenant" does not match/],
       [
         'an ingress without a host',
-        (e: any) => (e.tenants.alpha.api.ingress.host = ''),
+        (e: any) => (e.tenants.alpha.api.ingress = { enabled: true, trustedProxies: ['10.16.0.0/14'] }),
         'api.ingress.host: required when api.ingress.enabled is true',
         /tenant alpha: api.ingress.host: required when api.ingress.enabled is true/,
       ],
@@ -272,7 +272,7 @@ describe('Helm chart', () => {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'kit-old-values-'));
       const old = path.join(dir, 'values-prod-0.1.yaml');
       // The repository's prod file as it was: a hop count, no addresses.
-      writeFileSync(old, readFileSync(valuesFile('prod'), 'utf8').replace(/\n  ingress:\n    trustedProxies: \[[^\]]*\]\n/, '\n  ingress:\n    trustedHops: 1\n'));
+      writeFileSync(old, readFileSync(valuesFile('prod'), 'utf8').replace(/\n  httpRoute:\n/, '\n  ingress:\n    trustedHops: 1\n  httpRoute:\n'));
       expect(readFileSync(old, 'utf8')).toContain('trustedHops: 1');
       const template = await helm(['template', 'market-indexer', CHART, '-f', old]);
       expect(template.code).not.toBe(0);

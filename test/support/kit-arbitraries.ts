@@ -40,7 +40,12 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
       replicas: fc.integer({ min: 1, max: 4 }),
       autoscaling: fc.option(fc.record({ min: fc.integer({ min: 1, max: 3 }), extra: fc.integer({ min: 0, max: 4 }) }), { nil: undefined }),
       ingress: fc.option(fc.boolean(), { nil: undefined }),
-      // The ingress controller's addresses (D-230), and a jurisdiction policy believed from them.
+      // The route (D-480): none, or on a Gateway of the tenant's namespace or another, with or without a CDN, labels and annotations.
+      route: fc.option(
+        fc.record({ sectionName: fc.boolean(), namespace: fc.boolean(), cdn: fc.boolean(), labels: fc.boolean(), hosts: fc.integer({ min: 1, max: 2 }) }),
+        { nil: undefined },
+      ),
+      // The edge's proxies' addresses (D-230), and a jurisdiction policy believed from them.
       trustedProxies: fc.constantFrom(['10.0.0.0/8'], ['10.244.0.0/16', 'fd00:10::/64'], ['192.0.2.7']),
       policy: fc.boolean(),
       // The CORS allow-list (D-521): none, one, or two origins joined into CORS_ALLOWED_ORIGINS.
@@ -82,6 +87,16 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
           ...(r.ingress === undefined
             ? {}
             : { ingress: { enabled: true, host: `${name}.example.com`, tlsSecretName: r.ingress ? `${name}-tls` : '', trustedProxies: [...r.trustedProxies] } }),
+          httpRoute:
+            r.route === undefined
+              ? {}
+              : {
+                  parentRefs: [{ name: 'public', ...(r.route.namespace ? { namespace: 'gateway-system' } : {}), ...(r.route.sectionName ? { sectionName: 'https' } : {}) }],
+                  hostnames: [`${name}.example.com`, ...(r.route.hosts > 1 ? [`${name}.example.org`] : [])],
+                  trustedProxies: [...r.trustedProxies],
+                  ...(r.route.cdn ? { cdn: { enabled: true, gatewayAdmitsOnlyCdn: true } } : {}),
+                  ...(r.route.labels ? { labels: { team: 'markets' }, annotations: { 'example.com/owner': 'markets' } } : {}),
+                },
           resources: { requests: { cpu: r.cpu }, limits: { cpu: '2' } },
           ...(r.corsAllowedOrigins.length ? { corsAllowedOrigins: [...r.corsAllowedOrigins] } : {}),
         },
@@ -94,7 +109,7 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
           slo: r.slo,
         },
         quota: { enabled: r.quota, requestsCpu: '64', requestsMemory: '64Gi', limitsCpu: '64', limitsMemory: '64Gi', pods: 64, persistentVolumeClaims: 4 },
-        settings: { ...r.settings, ...(r.policy && r.ingress !== undefined ? { ...TRUST_POLICY, ATTESTATION_REQUIRED_COUNTRIES: 'XA' } : {}) },
+        settings: { ...r.settings, ...(r.policy && (r.ingress !== undefined || r.route !== undefined) ? { ...TRUST_POLICY, ATTESTATION_REQUIRED_COUNTRIES: 'XA' } : {}) },
       };
     });
 
@@ -169,7 +184,7 @@ export const TRUST_POLICY = { GEO_BLOCKED_COUNTRIES: 'XB', GEO_COUNTRY_HEADER: '
 export const TRUST_REFUSALS: [string, (e: any) => unknown, string][] = [
   [
     "an ingress without the controller's addresses",
-    (e) => (e.api.ingress.trustedProxies = []),
+    (e) => (e.tenants.alpha.api.ingress = { enabled: true, host: 'alpha-old.staging.markets.example' }),
     "api.ingress.trustedProxies: required when api.ingress.enabled is true (the ingress controller's pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)",
   ],
   [
@@ -177,12 +192,27 @@ export const TRUST_REFUSALS: [string, (e: any) => unknown, string][] = [
     (e) => (e.api.ingress = { trustedHops: 1 }),
     "api.ingress.trustedHops: removed (D-230): a hop count lets whoever reaches the API choose its address; list the ingress controller's addresses or subnets in api.ingress.trustedProxies",
   ],
+  [
+    "a route without the Gateway's proxies' addresses",
+    (e) => (e.api.httpRoute.trustedProxies = []),
+    "api.httpRoute.trustedProxies: required when the HTTPRoute renders (the Gateway's data-plane pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)",
+  ],
+  [
+    'a route without a Gateway',
+    (e) => (e.api.httpRoute.parentRefs = []),
+    "api.httpRoute.parentRefs: required when api.httpRoute.hostnames are given (the platform's Gateway the route attaches to, D-480)",
+  ],
+  [
+    "a CDN's country header through a Gateway anyone reaches",
+    (e) => (e.tenants.alpha.api.httpRoute.cdn = { enabled: true }),
+    "api.httpRoute.cdn.gatewayAdmitsOnlyCdn: required with api.httpRoute.cdn.enabled: an HTTPRoute cannot limit who connects, so the platform's Gateway (or its load balancer) must admit only the CDN's addresses, or a client's own country header reaches the API (docs/deploy.md, D-482)",
+  ],
   ['a hop count in settings', (e) => (e.tenants.beta.settings.TRUST_PROXY = 2), "settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets"],
   ['true in settings', (e) => (e.settings.TRUST_PROXY = true), "settings.TRUST_PROXY: a hop count or true trusts whoever connects"],
   [
-    'a jurisdiction policy without trusted proxies (no ingress)',
-    (e) => ((e.tenants.alpha.api.ingress.enabled = false), (e.tenants.alpha.settings = TRUST_POLICY)),
-    "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses)",
+    'a jurisdiction policy without trusted proxies (no edge)',
+    (e) => ((e.tenants.alpha.api.httpRoute.enabled = false), (e.tenants.alpha.settings = TRUST_POLICY)),
+    "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.httpRoute.trustedProxies with api.httpRoute.hostnames, api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses)",
   ],
   [
     'a jurisdiction policy trusting no address',

@@ -101,6 +101,29 @@ labels:
 {{- end -}}
 
 {{/*
+The tenant's edge, read from its values: whether its HTTPRoute renders (on, with hostnames), the
+host names it serves and the proxies the API believes, the route's then the Ingress's. Same as
+cdk8s/lib/edge-values.ts. Argument: the tenant's values. Returns JSON.
+*/}}
+{{- define "market-indexer.edge" -}}
+{{- $route := and .api.httpRoute.enabled (gt (len .api.httpRoute.hostnames) 0) -}}
+{{- $ing := .api.ingress -}}
+{{- $hosts := list -}}
+{{- $proxies := list -}}
+{{- if $route -}}
+{{- $hosts = concat $hosts .api.httpRoute.hostnames -}}
+{{- $proxies = concat $proxies .api.httpRoute.trustedProxies -}}
+{{- end -}}
+{{- if $ing.enabled -}}
+{{- if $ing.host -}}
+{{- $hosts = append $hosts $ing.host -}}
+{{- end -}}
+{{- $proxies = concat $proxies $ing.trustedProxies -}}
+{{- end -}}
+{{- dict "route" $route "hosts" (uniq $hosts) "proxies" (uniq $proxies) | toJson -}}
+{{- end -}}
+
+{{/*
 The non-secret settings of a process (api or indexer), as ConfigMap data: what the chart
 manages, then the tenant's `settings` for the processes that read them. Same as configMapData
 in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process" p). Returns JSON.
@@ -119,12 +142,13 @@ in cdk8s/lib/settings-env.ts. Argument: (dict "root" $ "tenant" t "v" v "process
 {{- if $v.api.corsAllowedOrigins -}}
 {{- $_ := set $data "CORS_ALLOWED_ORIGINS" (join "," $v.api.corsAllowedOrigins) -}}
 {{- end -}}
-{{- if $v.api.ingress.enabled -}}
-{{- $_ := set $data "PUBLIC_HOSTS" $v.api.ingress.host -}}
-{{- /* The controller's addresses, never a hop count: with a count, whoever connects is believed (D-230). */ -}}
-{{- if $v.api.ingress.trustedProxies -}}
-{{- $_ := set $data "TRUST_PROXY" (join "," $v.api.ingress.trustedProxies) -}}
+{{- /* The edge's host names and proxies' addresses (edgeOf, cdk8s/lib/edge-values.ts, D-480), never a hop count (D-230). */ -}}
+{{- $edge := include "market-indexer.edge" $v | fromJson -}}
+{{- if $edge.hosts -}}
+{{- $_ := set $data "PUBLIC_HOSTS" (join "," $edge.hosts) -}}
 {{- end -}}
+{{- if $edge.proxies -}}
+{{- $_ := set $data "TRUST_PROXY" (join "," $edge.proxies) -}}
 {{- end -}}
 {{- else if eq .process "chain" -}}
 {{- $_ := set $data "CHAIN_RPC_PORT" (include "market-indexer.envValue" $facts.ports.chain) -}}
@@ -254,6 +278,17 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- if and $v.api.ingress.enabled (not $v.api.ingress.host) -}}
 {{- $p = append $p "api.ingress.host: required when api.ingress.enabled is true" -}}
 {{- end -}}
+{{- /* The route's Gateway, and with a CDN a Gateway that admits only it: routeProblems in cdk8s/lib/resolve.ts (D-482). */ -}}
+{{- $edge := include "market-indexer.edge" $v | fromJson -}}
+{{- $route := $v.api.httpRoute -}}
+{{- if $edge.route -}}
+{{- if not $route.parentRefs -}}
+{{- $p = append $p "api.httpRoute.parentRefs: required when api.httpRoute.hostnames are given (the platform's Gateway the route attaches to, D-480)" -}}
+{{- end -}}
+{{- if and $route.cdn.enabled (not $route.cdn.gatewayAdmitsOnlyCdn) -}}
+{{- $p = append $p "api.httpRoute.cdn.gatewayAdmitsOnlyCdn: required with api.httpRoute.cdn.enabled: an HTTPRoute cannot limit who connects, so the platform's Gateway (or its load balancer) must admit only the CDN's addresses, or a client's own country header reaches the API (docs/deploy.md, D-482)" -}}
+{{- end -}}
+{{- end -}}
 {{- /* Whom the API believes about a client (D-230, D-192): proxyProblems in cdk8s/lib/resolve.ts. */ -}}
 {{- $ing := $v.api.ingress -}}
 {{- $hasOwn := hasKey $v.settings "TRUST_PROXY" -}}
@@ -264,19 +299,22 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- if and $ing.enabled (not $ing.trustedProxies) (not $hasOwn) -}}
 {{- $p = append $p "api.ingress.trustedProxies: required when api.ingress.enabled is true (the ingress controller's pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)" -}}
 {{- end -}}
+{{- if and $edge.route (not $route.trustedProxies) (not $hasOwn) -}}
+{{- $p = append $p "api.httpRoute.trustedProxies: required when the HTTPRoute renders (the Gateway's data-plane pod addresses or subnets, e.g. the pod network's CIDR; the API's TRUST_PROXY, D-230)" -}}
+{{- end -}}
 {{- if and $hasOwn (regexMatch "^(true|0*[1-9][0-9]*)$" $own) -}}
-{{- $p = append $p "settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets (with the ingress: api.ingress.trustedProxies) (D-230)" -}}
+{{- $p = append $p "settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets (with the route: api.httpRoute.trustedProxies; with the ingress: api.ingress.trustedProxies) (D-230)" -}}
 {{- end -}}
 {{- if or $v.settings.GEO_BLOCKED_COUNTRIES $v.settings.ATTESTATION_REQUIRED_COUNTRIES -}}
 {{- if not $v.settings.GEO_COUNTRY_HEADER -}}
 {{- $p = append $p "settings.GEO_COUNTRY_HEADER: required with settings.GEO_BLOCKED_COUNTRIES or settings.ATTESTATION_REQUIRED_COUNTRIES (without it no country is known and the API refuses to start, D-192)" -}}
 {{- end -}}
-{{- $byAddress := and $ing.enabled (gt (len $ing.trustedProxies) 0) -}}
+{{- $byAddress := gt (len $edge.proxies) 0 -}}
 {{- if $hasOwn -}}
 {{- $byAddress = not (regexMatch "^(true|false|[0-9]+)$" $own) -}}
 {{- end -}}
 {{- if not $byAddress -}}
-{{- $p = append $p "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses): the API believes GEO_COUNTRY_HEADER only from them and refuses to start otherwise (D-192)" -}}
+{{- $p = append $p "settings.GEO_BLOCKED_COUNTRIES, settings.ATTESTATION_REQUIRED_COUNTRIES: a jurisdiction policy needs the proxies' addresses (api.httpRoute.trustedProxies with api.httpRoute.hostnames, api.ingress.enabled with api.ingress.trustedProxies, or settings.TRUST_PROXY as addresses): the API believes GEO_COUNTRY_HEADER only from them and refuses to start otherwise (D-192)" -}}
 {{- end -}}
 {{- end -}}
 {{- /* The dev stores write their Secret(s) whole: a key the kit does not write there would be missing. */ -}}

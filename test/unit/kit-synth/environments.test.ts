@@ -94,6 +94,11 @@ function ruleViolations(env: EnvironmentInput, objects: Manifest[]): string[] {
       if (ingress && (apiSettings.TRUST_PROXY === undefined || !apiSettings.PUBLIC_HOSTS?.split(',').includes(ingress.spec.rules[0]!.host))) {
         v.push(`${tenant}: ingress without TRUST_PROXY and its host in PUBLIC_HOSTS`);
       }
+      // The route's host names are the API's PUBLIC_HOSTS, its Gateway's proxies its TRUST_PROXY (D-480).
+      const route = own.find((o) => o.kind === 'HTTPRoute') as unknown as { spec: { hostnames: string[]; rules: { timeouts?: { request?: string } }[] } } | undefined;
+      if (route && (apiSettings.TRUST_PROXY === undefined || !route.spec.hostnames.every((h) => apiSettings.PUBLIC_HOSTS?.split(',').includes(h)))) {
+        v.push(`${tenant}: route without TRUST_PROXY and its hosts in PUBLIC_HOSTS`);
+      }
       // Addresses, never a hop count or `true`: with those Express believes whoever connects (D-230).
       if (apiSettings.TRUST_PROXY !== undefined && /^(true|[0-9]*[1-9][0-9]*)$/.test(apiSettings.TRUST_PROXY)) v.push(`${tenant}: TRUST_PROXY ${apiSettings.TRUST_PROXY} names no address`);
       // A jurisdiction policy is rendered only where the API can believe a country (D-192).
@@ -101,7 +106,7 @@ function ruleViolations(env: EnvironmentInput, objects: Manifest[]): string[] {
         const proxies = apiSettings.TRUST_PROXY && headerProxies(apiSettings.TRUST_PROXY);
         if (!proxies || !apiSettings.GEO_COUNTRY_HEADER) v.push(`${tenant}: a jurisdiction policy the API would refuse to start with`);
       }
-      if (!ingress && apiSettings.TRUST_PROXY !== undefined && env.tenants[tenant]?.settings?.TRUST_PROXY === undefined) v.push(`${tenant}: trusts a proxy without an ingress`);
+      if (!ingress && !route && apiSettings.TRUST_PROXY !== undefined && env.tenants[tenant]?.settings?.TRUST_PROXY === undefined) v.push(`${tenant}: trusts a proxy without an edge`);
     }
     const api = own.find((o) => o.kind === 'Deployment' && o.metadata.name === 'market-indexer-api') as { spec: { replicas?: number } } | undefined;
     const hpa = own.some((o) => o.kind === 'HorizontalPodAutoscaler');
@@ -185,7 +190,7 @@ describe('cdk8s kit: bad environments', () => {
     ['a bad tenant id', (e: any) => (e.tenants.Bad_Tenant = {}), 'tenants.Bad_Tenant: not a tenant id (a lowercase DNS label of at most 40 characters)'],
     ['a secret in settings', (e: any) => (e.settings = { DATABASE_URL: 'postgres://u:p@db/x' }), 'settings.DATABASE_URL: unknown field'],
     ['a bad setting value', (e: any) => (e.settings = { LOG_LEVEL: 'loud' }), 'settings.LOG_LEVEL: must be one of'],
-    ['an ingress without a host', (e: any) => (e.tenants.alpha.api.ingress.host = ''), 'api.ingress.host: required when api.ingress.enabled is true'],
+    ['an ingress without a host', (e: any) => (e.tenants.alpha.api.ingress = { enabled: true, trustedProxies: ['10.16.0.0/14'] }), 'api.ingress.host: required when api.ingress.enabled is true'],
     ['autoscaling bounds upside down', (e: any) => (e.api = { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } }), 'api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas'],
     ['no way to the database', (e: any) => (e.networkPolicy.egress.database.ipBlocks = []), 'networkPolicy.egress.database.ipBlocks: required'],
     ['a webhook source with a standby', (e: any) => (e.tenants.beta.source = { type: 'webhook', webhookSecretRef: { name: 's', key: 'k' } }, e.tenants.beta.indexer.replicas = 2), 'indexer.replicas must be 1 when source.type is webhook'],

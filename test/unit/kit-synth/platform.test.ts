@@ -91,7 +91,11 @@ describe('cdk8s kit: the operator in the platform part', () => {
         t: {
           source: { type: 'rpc', rpcUrlSecretRef: { name: 'rpc', key: 'url' }, webhookSecretRef: { name: 'a', key: 'b' } },
           devStores: { enabled: true },
-          api: { autoscaling: { enabled: true }, ingress: { enabled: true, host: 't.example', trustedProxies: ['10.0.0.0/8'] } },
+          api: {
+            autoscaling: { enabled: true },
+            ingress: { enabled: true, host: 't.example', trustedProxies: ['10.0.0.0/8'] },
+            httpRoute: { parentRefs: [{ name: 'public' }], hostnames: ['t.example'], trustedProxies: ['10.0.0.0/8'] },
+          },
           networkPolicy: { egress: { rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] } } },
           quota: { persistentVolumeClaims: 2 },
         },

@@ -119,16 +119,25 @@ describe('cdk8s kit: whom the API believes (TRUST_PROXY, D-230)', () => {
   const apiSettingsOf = (env: EnvironmentInput, tenant: string) =>
     (tenantObjectsOf(env).find((o) => keyOf(o) === `ConfigMap mi-${tenant}/market-indexer-api`) as unknown as { data: Record<string, string> }).data;
 
-  it("renders the ingress controller's addresses as TRUST_PROXY, and none without an ingress", () => {
+  it("renders the edge's proxies' addresses as TRUST_PROXY and its hosts as PUBLIC_HOSTS, and none without an edge", () => {
     expect(apiSettingsOf(ENVIRONMENTS.staging!, 'alpha').TRUST_PROXY).toBe('10.16.0.0/14');
     expect(apiSettingsOf(ENVIRONMENTS.prod!, 'gamma').TRUST_PROXY).toBe('10.24.0.0/14');
     const env = structuredClone(ENVIRONMENTS.staging!) as any;
-    env.tenants.alpha.api.ingress.trustedProxies = ['10.16.0.0/14', 'fd00:10::/64', '192.0.2.7'];
-    env.tenants.beta.api.ingress.enabled = false;
-    expect(apiSettingsOf(env, 'alpha').TRUST_PROXY).toBe('10.16.0.0/14,fd00:10::/64,192.0.2.7');
+    env.tenants.alpha.api.httpRoute.trustedProxies = ['10.16.0.0/14', 'fd00:10::/64', '192.0.2.7'];
+    env.tenants.alpha.api.httpRoute.hostnames = ['alpha.staging.markets.example', 'alpha.example.org'];
+    env.tenants.beta.api.httpRoute.enabled = false;
+    expect(apiSettingsOf(env, 'alpha')).toMatchObject({ TRUST_PROXY: '10.16.0.0/14,fd00:10::/64,192.0.2.7', PUBLIC_HOSTS: 'alpha.staging.markets.example,alpha.example.org' });
     expect(apiSettingsOf(env, 'beta').TRUST_PROXY).toBeUndefined();
+    expect(apiSettingsOf(env, 'beta').PUBLIC_HOSTS).toBeUndefined();
+    // Both edges during a move from the Ingress: both hosts, both proxies, each once.
+    env.tenants.alpha.api.ingress = { enabled: true, host: 'alpha.staging.markets.example', trustedProxies: ['10.16.0.0/14', '10.99.0.0/16'] };
+    expect(apiSettingsOf(env, 'alpha')).toMatchObject({
+      TRUST_PROXY: '10.16.0.0/14,fd00:10::/64,192.0.2.7,10.99.0.0/16',
+      PUBLIC_HOSTS: 'alpha.staging.markets.example,alpha.example.org',
+    });
+    env.tenants.alpha.api.ingress = { enabled: false };
     // A tenant's own TRUST_PROXY (addresses) wins, as every setting does, and then no list is needed.
-    env.tenants.alpha.api.ingress.trustedProxies = [];
+    env.tenants.alpha.api.httpRoute.trustedProxies = [];
     env.tenants.alpha.settings = { TRUST_PROXY: '10.0.0.0/8' };
     expect(apiSettingsOf(env, 'alpha').TRUST_PROXY).toBe('10.0.0.0/8');
   });
@@ -144,8 +153,8 @@ describe('cdk8s kit: whom the API believes (TRUST_PROXY, D-230)', () => {
 
   it("refuses an address that is not one, in the schema's words", () => {
     const env = structuredClone(ENVIRONMENTS.staging!) as any;
-    env.api.ingress.trustedProxies = ['ingress-nginx'];
-    expect(() => synth(env)).toThrow(/api\.ingress\.trustedProxies\.0: must match pattern/);
+    env.api.httpRoute.trustedProxies = ['envoy-gateway'];
+    expect(() => synth(env)).toThrow(/api\.httpRoute\.trustedProxies\.0: must match pattern/);
   });
 });
 
