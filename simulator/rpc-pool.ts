@@ -31,28 +31,28 @@ export const MIN_CONTEXT_SLOT_NOT_REACHED = -32016;
 
 export function createRpcPool(initial: RpcPoolOptions, chainSlot: () => number) {
   let lags = [...(initial.lags ?? [])];
-  let next = 0;
+  const turns = new Map<string, number>();
   let served = lags.map(() => 0);
 
   return {
     /** True when requests are spread over nodes that lag. */
     enabled: () => lags.length > 0,
     /**
-     * The node that takes the next HTTP request: round-robin over the pool, as a provider's
-     * balancer spreads requests without affinity (a batch is one request: one node answers all
-     * of it).
+     * The node that takes the next HTTP request for `method`: round-robin over the pool, a
+     * turn per method (providers route method families to their own groups of nodes; within
+     * one a balancer has no affinity). A batch is one request: one node answers all of it.
      */
-    pick(): NodeView {
+    pick(method: string): NodeView {
       if (!lags.length) return { node: 0, slot: chainSlot() };
-      const node = next;
-      next = (next + 1) % lags.length;
+      const node = (turns.get(method) ?? 0) % lags.length;
+      turns.set(method, node + 1);
       served[node]! += 1;
       return { node, slot: Math.max(0, chainSlot() - lags[node]!) };
     },
     /** The nodes' lags from now on (a test makes one node fall behind, or catch up). */
     configure(opts: RpcPoolOptions) {
       lags = [...(opts.lags ?? [])];
-      next = 0;
+      turns.clear();
       served = lags.map(() => 0);
     },
     /** Requests each node took. */

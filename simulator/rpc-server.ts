@@ -255,7 +255,10 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       let out: unknown;
       if (fault === 'rpc_error') out = rpcError(id, -32005, 'Node is behind by 42 slots');
       else if (fault === 'null_transaction' && single?.method === 'getTransaction') out = { jsonrpc: '2.0', id, result: null };
-      else out = answerBody(body, pool.pick());
+      else {
+        const first = (Array.isArray(body) ? body[0] : body) as { method?: unknown } | undefined;
+        out = answerBody(body, pool.pick(typeof first?.method === 'string' ? first.method : ''));
+      }
       provider.answer(res, verdict, serialize(out));
     });
   });

@@ -18,6 +18,9 @@ export class RpcError extends Error {
   }
 }
 
+/** Agave's `MinContextSlotNotReached`: the node that answered has not reached `minContextSlot`. */
+export const MIN_CONTEXT_SLOT_NOT_REACHED = -32016;
+
 /** JSON-RPC errors that retrying cannot fix (bad parameters, unknown method). */
 const PERMANENT_RPC_CODES = new Set([-32600, -32601, -32602]);
 
@@ -171,7 +174,10 @@ export function createRpcClient(opts: {
         if (err.kind === 'batch_refused') throw err;
         if (err.kind === 'rpc' && err.code !== undefined && PERMANENT_RPC_CODES.has(err.code)) throw err;
         ok = false;
-        const backoff = err.retryAfterMs ?? Math.min(cap, base * 2 ** Math.min(n, 16));
+        // A node of the provider's pool behind the slot asked for: the next call likely reaches
+        // another, so it goes again soon, and never waits long (D-461).
+        const lagging = err.kind === 'rpc' && err.code === MIN_CONTEXT_SLOT_NOT_REACHED;
+        const backoff = err.retryAfterMs ?? (lagging ? Math.min(1_000, 50 * 2 ** Math.min(n, 5)) : Math.min(cap, base * 2 ** Math.min(n, 16)));
         // Jitter (half fixed, half random) keeps replicas from retrying in lockstep. A 429's
         // Retry-After is honoured by the limiter, which holds every caller until it passes.
         const wait = err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2));

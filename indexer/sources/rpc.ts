@@ -110,10 +110,21 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     trigger?.();
   };
 
+  // The newest slot any answer has shown (the chain tip, a listed or notified signature, the
+  // cursor): every listing asks for a node that has reached it (D-461). A node of a provider's
+  // pool that lags answers `[]` for a `before` it has not confirmed and ignores such an
+  // `until`, so a page from it would end the walk early or run it below the cursor; with
+  // `minContextSlot` it refuses instead (-32016), and the call goes again, to another node.
+  let seen = 0;
+  const saw = (slot: number | null | undefined) => {
+    if (typeof slot === 'number' && slot > seen) seen = slot;
+  };
+
   const listPage = (before: string | undefined, until: string | null, signal: AbortSignal) => {
     const cfg: Record<string, unknown> = { limit: pageSize, commitment: 'confirmed' };
     if (before) cfg.before = before;
     if (until) cfg.until = until;
+    if (seen > 0) cfg.minContextSlot = seen;
     return rpc.call<SignatureInfo[]>('getSignaturesForAddress', [opts.programId, cfg], signal);
   };
 
@@ -123,33 +134,48 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
    * long history (a first backfill) would hold every signature of it, so past `pagesInMemory`
    * pages only their boundaries are kept and those pages are listed again on the way forward.
    */
-  async function* backlog(until: string | null, signal: AbortSignal): AsyncGenerator<SignatureInfo[]> {
+  async function* backlog(until: string | null, untilSlot: number, signal: AbortSignal): AsyncGenerator<SignatureInfo[]> {
+    saw(untilSlot);
     const windows: Window[] = [];
+    // What a node lists below the cursor's slot (it ignored an `until` it lacks) is history the
+    // indexer has: cut off, and the walk ends there (D-462).
+    let reachedCursor = false;
+    const aboveCursor = (page: SignatureInfo[]) => {
+      const keep = page.findIndex((s) => s.slot < untilSlot || s.signature === until);
+      if (keep < 0) return page;
+      reachedCursor = true;
+      return page.slice(0, keep);
+    };
     let listed = 0;
     // The newest pages go out last, so they are the ones dropped and listed again, newest
     // first. Not the newest of all: listed again, it would also hold what arrived since.
     let nextDrop = 1;
     let before: string | undefined;
     for (;;) {
-      const page = await listPage(before, until, signal);
+      const listed0 = await listPage(before, until, signal);
+      const page = aboveCursor(listed0);
       if (!page.length) break;
+      saw(page[0]!.slot);
       prefetch.listed(page[0]!.slot);
       windows.push({ sigs: page, before, count: page.length, oldest: page[page.length - 1]!.signature });
       listed += page.length;
       if (windows.length - nextDrop + 1 > pagesInMemory && nextDrop < windows.length) windows[nextDrop++]!.sigs = undefined;
-      if (page.length < pageSize) break;
+      // Short from a node at or past `seen`: nothing older to list (or the cursor is reached).
+      if (listed0.length < pageSize || reachedCursor) break;
       before = page[page.length - 1]!.signature;
     }
     progress = { done: 0, total: listed, unit: 'transactions' };
     for (let i = windows.length - 1; i >= 0; i--) {
       const w = windows[i]!;
       let sigs = w.sigs;
-      if (!sigs) {
-        sigs = await listPage(w.before, until, signal);
-        // Confirmed history does not change; if it did, stop rather than skip or repeat.
-        if (sigs.length !== w.count || sigs[sigs.length - 1]?.signature !== w.oldest) {
-          throw new Error(`getSignaturesForAddress before ${w.before} no longer lists the page it listed`);
-        }
+      for (let attempt = 0; !sigs; attempt++) {
+        const again = aboveCursor(await listPage(w.before, until, signal));
+        if (again.length === w.count && again[again.length - 1]?.signature === w.oldest) sigs = again;
+        // Confirmed history does not change; if it did, stop rather than skip or repeat. One
+        // node's answer is not the provider's: asked a few times first (D-462).
+        else if (attempt >= 4) throw new Error(`getSignaturesForAddress before ${w.before} no longer lists the page it listed`);
+        else await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+        if (signal.aborted) return;
       }
       w.sigs = undefined;
       yield sigs.reverse();
@@ -264,12 +290,14 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     },
     async *batches(from: Cursor, signal: AbortSignal) {
       let last = from.lastSignature;
+      let lastSlot = from.lastSlot;
       if (opts.subscribe !== false) {
         subscription = subscribeProgramLogs({
           wsUrl: opts.wsUrl,
           programId: opts.programId,
           logger,
           onNotification: (signature, slot, err) => {
+            saw(slot);
             prefetch.notified(signature, slot, err);
             wake();
           },
@@ -299,6 +327,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
             if (got.length) yield got;
             if (progress) progress.done += chunk.length;
             last = chunk[chunk.length - 1]!.signature;
+            lastSlot = chunk[chunk.length - 1]!.slot;
           };
           const deliver = async function* (all: boolean) {
             while (queue.length >= maxBatch || (all && queue.length)) {
@@ -315,7 +344,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
             if (all) yield* handOver();
           };
           try {
-            for await (const page of backlog(last, signal)) {
+            for await (const page of backlog(last, last ? lastSlot : 0, signal)) {
               queue.push(...page);
               yield* deliver(false);
               if (signal.aborted) break;
@@ -344,7 +373,9 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       }
     },
     async chainTip() {
-      tip = await tipRpc.call<number>('getSlot', [{ commitment: 'confirmed' }], AbortSignal.timeout(2_000));
+      const slot = await tipRpc.call<number>('getSlot', [{ commitment: 'confirmed' }], AbortSignal.timeout(2_000));
+      tip = slot;
+      saw(slot);
       return tip;
     },
     connected: () => rpc.connected(),
