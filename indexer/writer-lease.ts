@@ -27,6 +27,9 @@ export interface WriterLease {
   release(): Promise<void>;
 }
 
+/** This session's role, as `pg_stat_activity.usesysid` shows it: the holder's sessions are the tenant role's own (D-451). */
+const OWN_ROLE = '(SELECT oid FROM pg_roles WHERE rolname = current_user)';
+
 type LeaseRow = { holder: string | null; token: string; expired: boolean; holder_present: boolean };
 
 /**
@@ -71,14 +74,28 @@ export async function acquireWriterLease(opts: {
   let haveLock = false;
   let waitingSaid = false;
 
-  /** Terminates the sessions of a holder that is no longer allowed to write (its lease expired or its lock session is gone). */
+  /**
+   * Terminates the sessions of a holder that is no longer allowed to write (its lease expired or
+   * its lock session is gone): only sessions of this role (D-451). Any role that can connect may
+   * name a session like the holder's, and `application_name` is all `pg_stat_activity` shows
+   * every role; a foreign role's session is not the holder's, and PostgreSQL would refuse to end
+   * it anyway. Each session is ended on its own, a refusal only counted out.
+   */
   const terminateHolder = async (holder: string) => {
-    const { rows } = await q<{ n: number }>(
-      `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000))::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = ANY($1)`,
+    const { rows } = await q<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND usesysid = ${OWN_ROLE} AND application_name = ANY($1)`,
       [[writerLockApplicationName(holder), indexerPoolApplicationName(holder)]],
     );
-    return rows[0]?.n ?? 0;
+    let n = 0;
+    for (const { pid } of rows) {
+      const ended = await q<{ ok: boolean }>('SELECT pg_terminate_backend($1, 5000) AS ok', [pid]).then(
+        (r) => r.rows[0]?.ok === true,
+        () => false,
+      );
+      if (ended) n++;
+    }
+    return n;
   };
 
   const tryTake = async (): Promise<WriterLease['cursor'] & { epoch: number } | undefined> => {
@@ -87,7 +104,7 @@ export async function acquireWriterLease(opts: {
         await q<LeaseRow>(
           `SELECT holder, token, COALESCE(expires_at <= clock_timestamp(), true) AS expired,
                   EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
-                           AND application_name = left($1 || ' ' || holder, 63)) AS holder_present
+                           AND usesysid = ${OWN_ROLE} AND application_name = left($1 || ' ' || holder, 63)) AS holder_present
              FROM writer_lease WHERE id = 1`,
           [writerLockApplicationName()],
         )
