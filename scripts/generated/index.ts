@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { rulesTemplateJson, serviceFactsJson, valuesSchemaJson } from './chart';
@@ -8,6 +9,7 @@ import { withSettingsTable } from './configuration-doc';
 import { withPermissionsTable } from './operator-doc';
 import { withDecisionsIndex } from './decisions-index';
 import { chartArchiveWithVersion, chartYamlWithVersion, imageTagWithVersion } from './release';
+import { RELEASE_VERSION } from '../../core/release';
 import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/prometheus/plain';
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
 import { bundleK6Sync, K6_SHARED } from '../../loadtest/k6-build';
@@ -142,6 +144,19 @@ export const GENERATED_FILES: GeneratedFile[] = [
         withV1Operations(read('api-reference/openapi-legacy.yaml'), read('api-reference/openapi.yaml'), legacyPresentation.prefix, legacyV1Routes({ chainId: 'devnet' } as RouteDeps)),
         legacyPresentation,
       ),
+  },
+  // The SDK's types (D-523): openapi-typescript's reading of the document, after its aliases above.
+  {
+    path: 'client/src/openapi.ts',
+    source: 'api-reference/openapi.yaml (openapi-typescript)',
+    content: () => execFileSync(path.join(ROOT, 'node_modules/.bin/openapi-typescript'), [path.join(ROOT, 'api-reference/openapi.yaml')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+  },
+  // The SDK is released with the service: one version (D-523).
+  {
+    path: 'client/package.json',
+    part: 'its version',
+    source: 'package.json (its version)',
+    content: () => read('client/package.json').replace(/^(  "version": )"[^"]*"/m, `$1"${RELEASE_VERSION}"`),
   },
   // Dashboards: as plain JSON for import, and inside the chart (it can only read its own files).
   ...DASHBOARDS.flatMap((d) =>
