@@ -30,6 +30,9 @@ export interface ReadRouter {
 
 class ReplicaBehind extends Error {}
 
+/** Rounds of a read over both pools before it fails (250 ms apart). */
+const RETRIES = 4;
+
 /**
  * Connection-level failures: the pool could not reach the server, or the server went away or is
  * shutting down (57P01..57P03, 08xxx). A failed statement (a timeout, a bad query) is not one:
@@ -92,7 +95,23 @@ export function createReadRouter(opts: {
       return run(t as unknown as Db);
     });
 
+  /**
+   * A read that found no pool is tried again a few times over about a second: while a primary
+   * fails over, the fronts cut sessions and move (HAProxy's checks, CNPG's endpoints), a
+   * standby replays the WAL it already received, and a read would otherwise fail in that gap.
+   */
   async function routed<T>(run: (t: Db) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await routedOnce(run);
+      } catch (err) {
+        if (attempt >= RETRIES || !isUnreachable(err)) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
+  async function routedOnce<T>(run: (t: Db) => Promise<T>): Promise<T> {
     // The replica is tried while its last look found it serving, or while the primary is the
     // one that fails (then it is the only place a read can go).
     if (s.replicaServing) {

@@ -41,6 +41,8 @@ export interface HaPostgres {
   healthy(replicas: number, timeoutMs?: number): Promise<void>;
   /** A node gone: its Patroni, its postmaster and every backend SIGKILLed at once. */
   kill(name: string): void;
+  /** A killed node back: its Patroni started again on its data (it rejoins as a replica, rewound if need be). */
+  restart(name: string): void;
   ttlSeconds: number;
   stop(): Promise<void>;
 }
@@ -97,6 +99,7 @@ export async function startHaPostgres(opts: { instances?: number; synchronous?: 
   ]);
 
   const nodes: HaNode[] = [];
+  const configs = new Map<string, string>();
   for (let i = 0; i < instances; i++) {
     const name = `pg${i}`;
     const [pgPort, restPort] = [await freePort(), await freePort()];
@@ -140,6 +143,7 @@ export async function startHaPostgres(opts: { instances?: number; synchronous?: 
     writeFileSync(file, stringify(config));
     own(file);
     start(name, 'patroni', [file]);
+    configs.set(name, file);
   }
 
   const servers = nodes.map((n) => `  server ${n.name} 127.0.0.1:${n.pgPort} check port ${n.restPort}`).join('\n');
@@ -215,6 +219,13 @@ ${servers}
       } catch {
         // Already gone with its group.
       }
+    },
+    restart(name) {
+      const file = configs.get(name);
+      if (!file) throw new Error(`no node ${name}`);
+      const i = procs.findIndex((x) => x.name === name);
+      if (i >= 0) procs.splice(i, 1);
+      start(name, 'patroni', [file]);
     },
     async stop() {
       for (const p of procs.reverse()) {

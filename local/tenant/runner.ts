@@ -38,6 +38,12 @@ export interface TenantRunOptions {
   prometheusPort?: number;
   alertmanagerPort?: number;
   chainPort?: number;
+  /**
+   * Variables added to the containers of this name (tests), for a setting the kit renders from
+   * an object the harness does not run: `DATABASE_READ_URL` on the HA PostgreSQL's ro front,
+   * where a cluster has CloudNativePG's `-ro` Service.
+   */
+  containerEnv?: Record<string, Record<string, string>>;
   /** The checkout the pods run (an earlier release's worktree, local/tenant/release.ts); this one by default. */
   code?: PodCode;
   log?: (line: string) => void;
@@ -189,6 +195,7 @@ export async function startTenant(opts: TenantRunOptions) {
         logDir,
         launch: (c: Container) => {
           const env = resolveEnv(c, { namespace, configMaps: from.configMaps, secrets: from.secrets, fields: { 'metadata.name': name, 'metadata.namespace': namespace, 'status.podIP': ip } });
+          Object.assign(env, opts.containerEnv?.[c.name]);
           for (const [k, v] of Object.entries(env)) env[k] = mapMounts(resolveServiceHosts(v, hosts), mounts);
           const cmd = localCommand(c.command, c.args, from.code.root, { built: from.code.built });
           // A pod's processes listen on its own address: the one thing its network namespace would give them
