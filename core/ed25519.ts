@@ -28,12 +28,42 @@ const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length);
 const KEY_CACHE_SIZE = 10_000;
 const keyCache = new Map<string, KeyObject>();
 
-/** A key or signature OpenSSL refuses to decode is a failed verification, never an exception. */
+/** The field's prime, 2^255 − 19: an encoded y-coordinate at or above it is not canonical. */
+const FIELD_P = (1n << 255n) - 19n;
+/** The y-coordinate of the order-8 points (with its negation, p − Y8, the other pair). */
+const Y8 = 0x05fc536d880238b13933c6d305acdfd5f098eff289f4c345b027b2c28f95e826n;
+/**
+ * The y-coordinates of the eight points of small order (RFC 8032's cofactor 8): the identity
+ * (y = 1), the point of order 2 (y = p − 1, x = 0), the two of order 4 (y = 0) and the four of
+ * order 8 (y = ±Y8). Each x sign gives one point, so the set of y covers all eight.
+ */
+const SMALL_ORDER_Y = new Set([0n, 1n, FIELD_P - 1n, Y8, FIELD_P - Y8]);
+
+/**
+ * Why a 32-byte Ed25519 public key is not one to trust (D-452), or undefined: a non-canonical
+ * encoding (y ≥ p, or x = 0 with its sign bit set) or a point of small order, for which a fixed
+ * signature verifies many or all messages (the identity with R = identity, S = 0 verifies every
+ * one). OpenSSL's verification (RFC 8032's, cofactorless) accepts both, so they are refused
+ * here, before it; a key not on the curve at all OpenSSL refuses itself.
+ */
+export function publicKeyProblem(publicKey: Uint8Array): string | undefined {
+  if (publicKey.length !== 32) return `is ${publicKey.length} bytes, not 32`;
+  let y = 0n;
+  for (let i = 31; i >= 0; i--) y = (y << 8n) | BigInt(i === 31 ? publicKey[i]! & 0x7f : publicKey[i]!);
+  const xSign = (publicKey[31]! & 0x80) !== 0;
+  if (y >= FIELD_P || (xSign && (y === 1n || y === FIELD_P - 1n))) return 'is not a canonical encoding of a point';
+  if (SMALL_ORDER_Y.has(y)) return 'is a point of small order';
+  return undefined;
+}
+
+/** A key or signature OpenSSL refuses to decode, or a key `publicKeyProblem` refuses, is a failed verification, never an exception. */
 export const verifyEd25519: SignatureVerifier = (message, signature, publicKey) => {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
   const id = bytes(publicKey).toString('latin1');
   try {
     const cached = keyCache.get(id);
+    // Only keys that verified are cached, so a cached one has passed this check.
+    if (!cached && publicKeyProblem(publicKey)) return false;
     const key = cached ?? createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
     const ok = verify(null, message, key, signature);
     if (ok) {

@@ -4,7 +4,7 @@
  */
 
 import Joi from 'joi';
-import { text, type SettingSpec } from './kinds';
+import { text, walletList, type SettingSpec } from './kinds';
 
 const COUNTRY_LIST = /^[A-Z]{2}(,[A-Z]{2})*$/;
 const HOST_LIST = /^[A-Za-z0-9.-]+(:[0-9]+)?(,[A-Za-z0-9.-]+(:[0-9]+)?)*$/;
@@ -30,7 +30,7 @@ export const ACCESS_SETTINGS = {
     ruleText: 'comma-separated route paths under the API prefix; a trailing `*` matches a prefix',
     description: 'the routes the jurisdiction policy applies to (D-144)',
   }),
-  ADMIN_WALLETS: text(/^[1-9A-HJ-NP-Za-km-z]{32,44}(,[1-9A-HJ-NP-Za-km-z]{32,44})*$/, 'comma-separated base58 addresses', {
+  ADMIN_WALLETS: walletList({
     readBy: ['api'],
     description: 'the wallets whose signed requests may call `/admin/*`; unset, every admin call is 403 `FORBIDDEN` (D-146)',
   }),

@@ -4,7 +4,9 @@
  * values file is validated with, and the sentence the documentation shows. An empty variable
  * counts as unset.
  */
+import bs58 from 'bs58';
 import Joi from 'joi';
+import { publicKeyProblem } from '../../ed25519';
 import { parseRedisUrl, REDIS_URL_SCHEMES } from '../../redis/url';
 import type { ProcessName, Requirement } from './readers';
 
@@ -108,4 +110,30 @@ export function redisUri<const C extends SettingOptions<string>>(c: C) {
 
 export function secretText<const C extends SettingOptions<string>>(minLength: number, c: C) {
   return spec<string, C>(Joi.string().min(minLength), { type: 'string', minLength }, `at least ${minLength} characters`, { ...c, secret: true });
+}
+
+const WALLET_LIST = /^[1-9A-HJ-NP-Za-km-z]{32,44}(,[1-9A-HJ-NP-Za-km-z]{32,44})*$/;
+
+/**
+ * Wallets, as comma-separated base58 addresses: each a 32-byte Ed25519 public key that is
+ * canonical and not of small order (D-452), since a placeholder such as the all-zero key
+ * `11111111111111111111111111111111` would let a fixed signature pass for that wallet.
+ */
+export function walletList<const C extends SettingOptions<string>>(c: C) {
+  const rule = Joi.string()
+    .pattern(WALLET_LIST, 'comma-separated base58 addresses')
+    .custom((value: string, helpers) => {
+      for (const address of value.split(',')) {
+        const key = bs58.decode(address);
+        const problem = key.length === 32 ? publicKeyProblem(key) : `is ${key.length} bytes, not 32`;
+        if (problem) return helpers.message({ custom: `{{#label}}: ${address} ${problem}, not a wallet's key` });
+      }
+      return value;
+    });
+  return spec<string, C>(
+    rule,
+    { type: 'string', pattern: WALLET_LIST.source },
+    'comma-separated base58 addresses of Ed25519 public keys (32 bytes, canonical, not of small order)',
+    c,
+  );
 }
