@@ -132,3 +132,12 @@ else
   apt_install --no-install-recommends patroni etcd-server haproxy
   say "HA PostgreSQL: installed $(command -v patroni), $(command -v etcd), $(command -v haproxy)"
 fi
+
+# The tenant harness's edge (local/tenant/edge-nginx.ts) is Debian's nginx, run by the tests in a
+# prefix of their own; nothing is started here.
+if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
+  say "nginx: $(command -v nginx || echo /usr/sbin/nginx)"
+else
+  apt_install --no-install-recommends nginx
+  say "nginx: installed $(command -v nginx || echo /usr/sbin/nginx)"
+fi

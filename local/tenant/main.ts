@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       '',
       `tenant ${t.tenant} (${t.environment}) is up, pods: ${t.pods.map((p) => p.name).join(', ')}`,
       '',
-      `  API (the Ingress)   ${t.frontUrl}/api/v1   (WebSocket ${t.frontUrl.replace('http', 'ws')}/ws)`,
+      `  API (the edge)      ${t.frontUrl}/api/v1   (WebSocket ${t.frontUrl.replace('http', 'ws')}/ws)`,
       `  Chain RPC           ${t.rpcUrl}`,
       `  Try a trade         npm run wallet -- trade --api ${t.frontUrl} --rpc ${t.rpcUrl}${domain}`,
       `  Prometheus          ${t.prometheusUrl}/alerts`,

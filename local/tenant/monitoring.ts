@@ -111,13 +111,13 @@ export class MissingServerError extends Error {
   override name = 'MissingServerError';
 }
 
-/** The first of the names found on PATH. */
-export function findBinary(...names: string[]): string {
+/** The first of the names found on PATH (or an absolute path that exists); `packages` are what installs them. */
+export function findBinary(names: string[], packages = 'prometheus prometheus-alertmanager'): string {
   for (const n of names) {
     const r = spawnSync('sh', ['-c', `command -v ${n}`], { encoding: 'utf8' });
     if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
   }
-  throw new MissingServerError(`${names.join(' or ')} is not installed: apt-get install prometheus prometheus-alertmanager (npm test installs them)`);
+  throw new MissingServerError(`${names.join(' or ')} is not installed: apt-get install ${packages} (npm test installs it)`);
 }
 
 async function waitReady(url: string, child: ChildProcess, what: string, timeoutMs = 30_000): Promise<void> {
@@ -163,7 +163,7 @@ export async function startPrometheus(opts: { dir: string; config: string; rules
   mkdirSync(path.join(opts.dir, 'data'), { recursive: true });
   writeFileSync(path.join(opts.dir, 'rules.yaml'), opts.rules);
   writeFileSync(path.join(opts.dir, 'prometheus.yml'), opts.config);
-  const bin = findBinary('prometheus');
+  const bin = findBinary(['prometheus']);
   const s = startServer('prometheus', bin, [
     `--config.file=${path.join(opts.dir, 'prometheus.yml')}`,
     `--storage.tsdb.path=${path.join(opts.dir, 'data')}`,
@@ -177,7 +177,7 @@ export async function startPrometheus(opts: { dir: string; config: string; rules
 export async function startAlertmanager(opts: { dir: string; config: string; host: string; port: number }): Promise<Server> {
   mkdirSync(path.join(opts.dir, 'data'), { recursive: true });
   writeFileSync(path.join(opts.dir, 'alertmanager.yml'), opts.config);
-  const bin = findBinary('prometheus-alertmanager', 'alertmanager');
+  const bin = findBinary(['prometheus-alertmanager', 'alertmanager']);
   const s = startServer('alertmanager', bin, [
     `--config.file=${path.join(opts.dir, 'alertmanager.yml')}`,
     `--storage.path=${path.join(opts.dir, 'data')}`,

@@ -1,14 +1,17 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { deepMerge } from '../../cdk8s/lib/resolve';
-import { startIngressFront, startServiceFront, type Endpoint, type ServiceFront } from './front';
+import { SETTINGS } from '../../core/config/settings';
+import { edgeOf, gatewayIdleTimeoutSeconds } from './edge-config';
+import { startEdge } from './edge-nginx';
+import { startServiceFront, type Endpoint, type ServiceFront } from './front';
 import { localCommand, mapMounts, resolveEnv, resolveServiceHosts, serviceHostNames, type SecretStore } from './kubelet';
 import { ofKind, readRenderedTenant, renderTenant, workloadsOf, type Container, type K8sObject, type RenderedTenant, type Workload } from './manifests';
 import { alertmanagerConfig, prometheusConfig, rulesFile, startAlertmanager, startPrometheus, type ScrapeTarget, type Server } from './monitoring';
 import { createPod, type Pod, type PodEvent } from './pod';
+import { freePort } from './ports';
 import { portOf } from './probes';
 import { startRpcFaultProxy, type RpcFaultProxy } from './rpc-faults';
 import { DEFAULT_ADMIN_DATABASE_URL, DEFAULT_REDIS_URL, ensureDatabase, localSecretsFile, readSecretsFile, secretStore, startAlertReceiver } from './stores';
@@ -74,16 +77,6 @@ export const withHarnessOverlay = (overlay: unknown): unknown => deepMerge({ set
 interface ServiceObject extends K8sObject {
   spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] };
 }
-
-const freePort = (host: string) =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 /** A chain for the tenant when it does not render its own: `npm run chain`, as a child process. */
 async function startChain(opts: { programId: string; dataDir: string; port: number; fresh: boolean; logFile: string }): Promise<{ url: string; child: ChildProcess }> {
@@ -229,18 +222,27 @@ export async function startTenant(opts: TenantRunOptions) {
     }
     stops.push(async () => void (await Promise.all(fronts.map((f) => f.close()))));
 
-    // The public front: the Ingress (ingress-nginx's behaviour), or a port-forward to the API's Service.
-    const apiService = services.find((s) => s.object.metadata.name.endsWith('-api'))!;
-    const ingress = ofKind<K8sObject & { metadata: { annotations?: Record<string, string> } }>(objects, 'Ingress')[0];
-    const a = ingress?.metadata.annotations ?? {};
-    const front = await startIngressFront({
-      host: '127.0.0.1',
+    // The public front: nginx as the Gateway's data plane, configured from the tenant's HTTPRoute
+    // (or an earlier release's Ingress), its upstreams the ready endpoints of the Services it names.
+    const pingMs = Number(Object.values(configMaps).find((d) => d.WS_PING_INTERVAL_MS !== undefined)?.WS_PING_INTERVAL_MS ?? SETTINGS.WS_PING_INTERVAL_MS.default);
+    const routes = edgeOf(objects, { idleTimeoutSeconds: gatewayIdleTimeoutSeconds(pingMs) });
+    const edge = await startEdge({
+      edge: routes,
+      dir: path.join(runDir, 'edge'),
+      host: FRONT_HOST,
       port: opts.frontPort ?? 0,
-      endpoints: () => endpointsOf(apiService.object, apiService.object.spec.ports[0]!),
-      readTimeoutSeconds: Number(a['nginx.ingress.kubernetes.io/proxy-read-timeout'] ?? 60),
-      tries: Number(a['nginx.ingress.kubernetes.io/proxy-next-upstream-tries'] ?? 3),
+      endpoints: (upstream) => {
+        const b = routes.backends[upstream]!;
+        const s = services.find((x) => x.object.metadata.name === b.service);
+        const port = s?.object.spec.ports.find((x) => x.port === b.port || x.name === b.port);
+        return s && port ? endpointsOf(s.object, port).filter((e) => e.ready()).map((e) => `${e.host}:${e.port}`) : [];
+      },
+      // No DNS here: clients reach the edge by its address, which the tenant's servers answer too (D-491).
+      aliases: [FRONT_HOST],
     });
-    stops.push(() => front.close());
+    owned.push(() => [edge.child.exitCode === null ? -edge.pid : undefined]);
+    stops.push(() => edge.stop());
+    readyChanged.push(() => void edge.refresh());
 
     owned.push(() => pods.flatMap((p) => p.pids()));
     // Start the pods: Jobs to completion first, as a migration Job would gate a rollout.
@@ -286,9 +288,9 @@ export async function startTenant(opts: TenantRunOptions) {
       rendered,
       runDir,
       databaseUrl,
-      frontUrl: front.url,
-      frontRetries: front.retries,
-      frontSentTo: front.sentTo,
+      frontUrl: edge.url,
+      /** The edge's nginx: what it logged of each request (the endpoints it tried), its reloads. */
+      edge,
       rpcUrl: faults?.url ?? `http://${hosts['market-indexer-chain']}:8899`,
       chainUrl: chain?.url,
       faults,
@@ -305,18 +307,20 @@ export async function startTenant(opts: TenantRunOptions) {
       deletePod: async (p: Pod) => {
         await p.stop();
         pods.splice(pods.indexOf(p), 1);
+        await edge.refresh();
       },
       /** Calls `f` on every readiness change of any pod; returns the function that stops it. */
       onReadyChange: (f: () => void) => {
         readyChanged.push(f);
         return () => void readyChanged.splice(readyChanged.indexOf(f), 1);
       },
-      /** Resolves once every pod of every workload is ready. */
-      allReady: () => new Promise<void>((resolve) => {
-        const check = () => pods.every((p) => p.ready() || jobs.includes(p)) && resolve();
-        readyChanged.push(check);
-        check();
-      }),
+      /** Resolves once every pod of every workload is ready and the edge sends to them. */
+      allReady: () =>
+        new Promise<void>((resolve) => {
+          const check = () => pods.every((p) => p.ready() || jobs.includes(p)) && resolve();
+          readyChanged.push(check);
+          check();
+        }).then(() => edge.refresh()),
       stop,
     };
   } catch (err) {

@@ -29,7 +29,7 @@ describe('npm run tenant, as the README gives it', () => {
         if (child.exitCode !== null) throw new Error(`npm run tenant exited: ${out}`);
         return out.includes('Ctrl-C stops everything.');
       }, 3 * 60_000);
-      expect(out).toContain('API (the Ingress)   http://127.0.0.1:8080/api/v1');
+      expect(out).toContain('API (the edge)      http://127.0.0.1:8080/api/v1');
       expect(out).toContain('Prometheus          http://127.0.0.1:9090/alerts');
       expect(out).toContain('Alertmanager        http://127.0.0.1:9093');
       expect(out).toContain("helm test's check   ready ok, read ok, ws ok");
