@@ -29,6 +29,7 @@ export type LiveItem = Update | { type: 'reset'; channel: string; reason: 'not-r
 
 export type LiveEvent =
   | { type: 'open'; connection: number }
+  | { type: 'subscribed'; channel: string; resumed: boolean | undefined }
   | { type: 'close'; code: number; reason: string; policy: ClosePolicy }
   | { type: 'refused'; status: number; policy: ClosePolicy }
   | { type: 'duplicate'; channel: string; seq: number }
@@ -54,6 +55,8 @@ interface ChannelState {
   last: number;
   /** Subscribed at least once: the next subscribe resumes from `last`. */
   started: boolean;
+  /** Subscribed afresh without a `latestSeq` in the answer: the first update sets where the sequence is. */
+  unanchored: boolean;
 }
 
 const OPEN = 1;
@@ -133,18 +136,23 @@ export function createLiveClient(o: LiveOptions) {
           // The missed updates are no longer kept: the client's state must come from a new snapshot.
           s.last = typeof m.latestSeq === 'number' ? m.latestSeq : 0;
           s.feed.push({ type: 'reset', channel: s.channel, reason: 'not-resumable' });
-        } else if (!resuming) s.last = typeof m.latestSeq === 'number' ? m.latestSeq : 0;
+        } else if (!resuming) {
+          s.unanchored = typeof m.latestSeq !== 'number';
+          s.last = typeof m.latestSeq === 'number' ? m.latestSeq : 0;
+        }
+        emit({ type: 'subscribed', channel: s.channel, resumed: typeof m.resumed === 'boolean' ? m.resumed : undefined });
         return;
       }
       case 'update': {
         if (!s) return;
         const seq = m.seq as number;
         if (seq <= s.last) return emit({ type: 'duplicate', channel: s.channel, seq });
-        if (seq !== s.last + 1 && s.started) {
+        if (seq !== s.last + 1 && s.started && !s.unanchored) {
           emit({ type: 'gap', channel: s.channel, after: s.last, seq });
           s.feed.push({ type: 'reset', channel: s.channel, reason: 'gap' });
         }
         s.last = seq;
+        s.unanchored = false;
         s.feed.push(m as unknown as Update);
         return;
       }
@@ -237,7 +245,7 @@ export function createLiveClient(o: LiveOptions) {
         channels.delete(channel);
         if (socket?.readyState === OPEN) socket.send(JSON.stringify({ type: 'unsubscribe', channel }));
       });
-      const s: ChannelState = { channel, feed, last: 0, started: false };
+      const s: ChannelState = { channel, feed, last: 0, started: false, unanchored: false };
       channels.set(channel, s);
       stopped = false;
       if (ready) void send(s).catch((e: Error) => emit({ type: 'error', message: e.message }));
