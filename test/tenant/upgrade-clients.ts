@@ -70,6 +70,8 @@ export function resumingClient(wsUrl: string, channels: string[], signer: (chann
     last: client.last,
     dataAt: (channel: string, seq: number) => data.get(channel)!.get(seq),
     reconnects: client.reconnects,
+    /** Connections that subscribed again with `resumeFrom`. */
+    resumes: client.resumes,
     failedConnects: client.failedConnects,
     /** Times a new socket opened while an earlier one of this client was still open (must stay 0). */
     overlaps: client.overlaps,
