@@ -23,7 +23,8 @@ import { writerInstance } from './writer-lease';
 import { createOracleIngest, runOracleIngest } from './oracle';
 import { createRpcSource } from './sources/rpc';
 import type { Source } from './sources/types';
-import { createWebhookSource, type TransactionSink } from './sources/webhook';
+import type { TransactionSink } from './sources/webhook';
+import { createWebhookSource } from './sources/webhook-source';
 
 /**
  * A source that runs inside the process, built by the entry point that offers it: the
@@ -87,7 +88,8 @@ export async function runIndexer(config: Config, tracing: Tracing, opts: Indexer
     } else if (opts.source === 'webhook') {
       // A build starts from the chain's first transaction: a webhook only delivers what comes.
       if (config.indexerMode === 'build') exitWith('INDEXER_MODE=build needs a source that backfills (rpc or simulator), not webhook');
-      const webhook = createWebhookSource();
+      // Deliveries bring bodies; the order, the gaps and the chain tip come from the RPC (D-472).
+      const webhook = createWebhookSource({ common, rpcUrl: config.rpcUrl, programId: config.programId, requestsPerSecond: config.rpcLimits.requestsPerSecond, maxBatchTransactions: opts.batchSize });
       source = webhook;
       sink = webhook;
     } else {

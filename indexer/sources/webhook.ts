@@ -1,6 +1,5 @@
 import Joi from 'joi';
 import type { RawTransaction } from '../../core/events';
-import type { Cursor, Source } from './types';
 
 /** Anything that accepts pushed transactions: the webhook source, or the RPC source's cache. */
 export interface TransactionSink {
@@ -51,44 +50,3 @@ export const webhookBodySchema = Joi.array()
   )
   .min(1)
   .max(1_000);
-
-/**
- * Webhook-only ingestion (no RPC configured): pushed transactions are applied in slot order
- * as they arrive. With an RPC source the webhook feeds that source's cache instead, and its
- * signature poll orders them and closes gaps.
- */
-export function createWebhookSource(): Source & TransactionSink {
-  const queue: RawTransaction[] = [];
-  let wake: (() => void) | undefined;
-  let lastSlot: number | null = null;
-  return {
-    name: 'webhook',
-    offer(transactions) {
-      queue.push(...transactions);
-      wake?.();
-    },
-    async *batches(_from: Cursor, signal: AbortSignal) {
-      const onAbort = () => wake?.();
-      signal.addEventListener('abort', onAbort);
-      try {
-        while (!signal.aborted) {
-          if (!queue.length) {
-            await new Promise<void>((r) => (wake = r));
-            wake = undefined;
-            continue;
-          }
-          const batch = queue.splice(0, queue.length).sort((a, b) => a.slot - b.slot);
-          lastSlot = Math.max(lastSlot ?? 0, batch[batch.length - 1]!.slot);
-          yield batch;
-        }
-      } finally {
-        signal.removeEventListener('abort', onAbort);
-      }
-    },
-    chainTip: async () => lastSlot,
-    connected: () => true,
-    close: async () => {
-      wake?.();
-    },
-  };
-}
