@@ -21,6 +21,8 @@ export const NAMES = {
   indexerBuild: `${APP_NAME}-indexer-build`,
   chain: `${APP_NAME}-chain`,
   postgres: 'postgres',
+  /** A tenant's CloudNativePG Cluster: its Services are `<name>-rw`, `-ro`, `-r`, its credentials `<name>-app` (D-500). */
+  database: `${APP_NAME}-db`,
   redis: 'redis',
   devStoresSecret: `${APP_NAME}-dev-stores`,
   rules: APP_NAME,

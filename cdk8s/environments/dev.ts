@@ -18,6 +18,8 @@ export default defineEnvironment({
     resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
   },
   settings: { LOG_LEVEL: 'debug' },
+  // A single instance where a tenant asks for CloudNativePG instead of the dev stores (D-502).
+  database: { cloudnativepg: { instances: 1 } },
   monitoring: { enabled: false },
   quota: { requestsCpu: '2', requestsMemory: '2Gi', limitsCpu: '6', limitsMemory: '6Gi', pods: 10, persistentVolumeClaims: 3 },
   tenants: { demo: { api: { httpRoute: { hostnames: ['demo.localtest.me'] } } } },

@@ -1,6 +1,7 @@
 import { defineEnvironment } from './define';
 
-// Production: autoscaled API, traces to the cluster's collector (one in ten), three tenants,
+// Production: autoscaled API, traces to the cluster's collector (one in ten), each tenant's
+// PostgreSQL a three-instance CloudNativePG Cluster with synchronous replication, three tenants,
 // one of which is fed only by its chain-data provider's webhook.
 const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'];
 
@@ -16,6 +17,11 @@ export default defineEnvironment({
   indexer: {
     resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { cpu: '2', memory: '1536Mi' } },
   },
+  // A primary and two standbys, each commit on one of them before it returns: losing the primary
+  // loses no committed write, and losing a standby stalls none (D-502, D-503).
+  database: {
+    cloudnativepg: { enabled: true, instances: 3, storage: { size: '50Gi' }, synchronous: { enabled: true, number: 1, dataDurability: 'required' } },
+  },
   settings: {
     OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318',
     OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
@@ -23,14 +29,13 @@ export default defineEnvironment({
   },
   networkPolicy: {
     egress: {
-      database: { ipBlocks: [{ cidr: '10.30.0.0/16' }] },
       redis: { ipBlocks: [{ cidr: '10.31.0.0/16' }] },
       rpc: { ipBlocks: [{ cidr: '0.0.0.0/0', except: PRIVATE }] },
       otlp: { ipBlocks: [{ cidr: '10.40.0.0/16' }] },
     },
   },
   monitoring: { labels: { release: 'kube-prometheus-stack' }, slotLag: { critical: 500 } },
-  quota: { requestsCpu: '10', requestsMemory: '10Gi', limitsCpu: '20', limitsMemory: '20Gi', pods: 20 },
+  quota: { requestsCpu: '10', requestsMemory: '10Gi', limitsCpu: '28', limitsMemory: '20Gi', pods: 20 },
   tenants: {
     alpha: {
       api: { httpRoute: { hostnames: ['alpha.markets.example'] } },

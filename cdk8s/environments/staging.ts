@@ -16,6 +16,9 @@ export default defineEnvironment({
     OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318',
     OTEL_TRACES_SAMPLER: 'parentbased_always_on',
   },
+  // A tenant that turns database.cloudnativepg.enabled on gets a primary and one asynchronous
+  // standby; alpha and beta keep the platform's PostgreSQL (D-502).
+  database: { cloudnativepg: { instances: 2 } },
   networkPolicy: {
     egress: {
       database: { ipBlocks: [{ cidr: '10.20.0.0/16' }] },

@@ -326,9 +326,16 @@ export function toJson_MarketIndexerSpecSource(obj: MarketIndexerSpecSource | un
  */
 export interface MarketIndexerSpecDatabase {
   /**
+   * bring your own PostgreSQL: the Secret key holding DATABASE_URL (postgres://…); unset: the Secret market-indexer's key DATABASE_URL, or with cloudnativepg.enabled the uri of the Cluster's generated <cluster>-app Secret
+   *
    * @schema MarketIndexerSpecDatabase#secretRef
    */
   readonly secretRef?: MarketIndexerSpecDatabaseSecretRef;
+
+  /**
+   * @schema MarketIndexerSpecDatabase#cloudnativepg
+   */
+  readonly cloudnativepg?: MarketIndexerSpecDatabaseCloudnativepg;
 }
 
 /**
@@ -339,6 +346,7 @@ export function toJson_MarketIndexerSpecDatabase(obj: MarketIndexerSpecDatabase 
   if (obj === undefined) { return undefined; }
   const result = {
     'secretRef': toJson_MarketIndexerSpecDatabaseSecretRef(obj.secretRef),
+    'cloudnativepg': toJson_MarketIndexerSpecDatabaseCloudnativepg(obj.cloudnativepg),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -1224,6 +1232,8 @@ export function toJson_MarketIndexerSpecSourceSimulator(obj: MarketIndexerSpecSo
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * bring your own PostgreSQL: the Secret key holding DATABASE_URL (postgres://…); unset: the Secret market-indexer's key DATABASE_URL, or with cloudnativepg.enabled the uri of the Cluster's generated <cluster>-app Secret
+ *
  * @schema MarketIndexerSpecDatabaseSecretRef
  */
 export interface MarketIndexerSpecDatabaseSecretRef {
@@ -1251,6 +1261,82 @@ export function toJson_MarketIndexerSpecDatabaseSecretRef(obj: MarketIndexerSpec
   const result = {
     'name': obj.name,
     'key': obj.key,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema MarketIndexerSpecDatabaseCloudnativepg
+ */
+export interface MarketIndexerSpecDatabaseCloudnativepg {
+  /**
+   * a CloudNativePG Cluster per tenant (needs the CloudNativePG operator); off: bring your own PostgreSQL (database.secretRef)
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepg#enabled
+   */
+  readonly enabled?: boolean;
+
+  /**
+   * PostgreSQL instances: one primary, the rest hot standbys CloudNativePG promotes when the primary is lost
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepg#instances
+   */
+  readonly instances?: number;
+
+  /**
+   * PostgreSQL operand image (a CloudNativePG image, same major version on every instance)
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepg#imageName
+   */
+  readonly imageName?: string;
+
+  /**
+   * @schema MarketIndexerSpecDatabaseCloudnativepg#storage
+   */
+  readonly storage?: MarketIndexerSpecDatabaseCloudnativepgStorage;
+
+  /**
+   * @schema MarketIndexerSpecDatabaseCloudnativepg#synchronous
+   */
+  readonly synchronous?: MarketIndexerSpecDatabaseCloudnativepgSynchronous;
+
+  /**
+   * @schema MarketIndexerSpecDatabaseCloudnativepg#resources
+   */
+  readonly resources?: MarketIndexerSpecDatabaseCloudnativepgResources;
+
+  /**
+   * namespace of the CloudNativePG operator, whose pods reach the instances' status port (8000)
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepg#operatorNamespace
+   */
+  readonly operatorNamespace?: string;
+
+  /**
+   * the Kubernetes API server's addresses and ports: the instance manager in each PostgreSQL pod watches its Cluster there (the instances' only egress besides DNS and each other)
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepg#apiServer
+   */
+  readonly apiServer?: MarketIndexerSpecDatabaseCloudnativepgApiServer;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecDatabaseCloudnativepg' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecDatabaseCloudnativepg(obj: MarketIndexerSpecDatabaseCloudnativepg | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'enabled': obj.enabled,
+    'instances': obj.instances,
+    'imageName': obj.imageName,
+    'storage': toJson_MarketIndexerSpecDatabaseCloudnativepgStorage(obj.storage),
+    'synchronous': toJson_MarketIndexerSpecDatabaseCloudnativepgSynchronous(obj.synchronous),
+    'resources': toJson_MarketIndexerSpecDatabaseCloudnativepgResources(obj.resources),
+    'operatorNamespace': obj.operatorNamespace,
+    'apiServer': toJson_MarketIndexerSpecDatabaseCloudnativepgApiServer(obj.apiServer),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
@@ -1786,6 +1872,148 @@ export function toJson_MarketIndexerSpecMonitoringSlo(obj: MarketIndexerSpecMoni
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
+ * @schema MarketIndexerSpecDatabaseCloudnativepgStorage
+ */
+export interface MarketIndexerSpecDatabaseCloudnativepgStorage {
+  /**
+   * volume size of each instance
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgStorage#size
+   */
+  readonly size?: string;
+
+  /**
+   * StorageClass of the volumes; empty: the cluster's default
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgStorage#storageClass
+   */
+  readonly storageClass?: string;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecDatabaseCloudnativepgStorage' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecDatabaseCloudnativepgStorage(obj: MarketIndexerSpecDatabaseCloudnativepgStorage | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'size': obj.size,
+    'storageClass': obj.storageClass,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema MarketIndexerSpecDatabaseCloudnativepgSynchronous
+ */
+export interface MarketIndexerSpecDatabaseCloudnativepgSynchronous {
+  /**
+   * synchronous replication (the Cluster's postgresql.synchronous, method any): a commit returns once `number` standbys have it, so a failover loses no committed transaction
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgSynchronous#enabled
+   */
+  readonly enabled?: boolean;
+
+  /**
+   * standbys each commit waits for; below instances
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgSynchronous#number
+   */
+  readonly number?: number;
+
+  /**
+   * required: writes wait while too few standbys are up (no committed write is ever lost); preferred: writes go on with fewer (availability first)
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgSynchronous#dataDurability
+   */
+  readonly dataDurability?: MarketIndexerSpecDatabaseCloudnativepgSynchronousDataDurability;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecDatabaseCloudnativepgSynchronous' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecDatabaseCloudnativepgSynchronous(obj: MarketIndexerSpecDatabaseCloudnativepgSynchronous | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'enabled': obj.enabled,
+    'number': obj.number,
+    'dataDurability': obj.dataDurability,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema MarketIndexerSpecDatabaseCloudnativepgResources
+ */
+export interface MarketIndexerSpecDatabaseCloudnativepgResources {
+  /**
+   * @schema MarketIndexerSpecDatabaseCloudnativepgResources#requests
+   */
+  readonly requests?: MarketIndexerSpecDatabaseCloudnativepgResourcesRequests;
+
+  /**
+   * @schema MarketIndexerSpecDatabaseCloudnativepgResources#limits
+   */
+  readonly limits?: MarketIndexerSpecDatabaseCloudnativepgResourcesLimits;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecDatabaseCloudnativepgResources' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecDatabaseCloudnativepgResources(obj: MarketIndexerSpecDatabaseCloudnativepgResources | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'requests': toJson_MarketIndexerSpecDatabaseCloudnativepgResourcesRequests(obj.requests),
+    'limits': toJson_MarketIndexerSpecDatabaseCloudnativepgResourcesLimits(obj.limits),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * the Kubernetes API server's addresses and ports: the instance manager in each PostgreSQL pod watches its Cluster there (the instances' only egress besides DNS and each other)
+ *
+ * @schema MarketIndexerSpecDatabaseCloudnativepgApiServer
+ */
+export interface MarketIndexerSpecDatabaseCloudnativepgApiServer {
+  /**
+   * address blocks (a NetworkPolicy ipBlock each)
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgApiServer#ipBlocks
+   */
+  readonly ipBlocks?: MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks[];
+
+  /**
+   * TCP ports
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgApiServer#ports
+   */
+  readonly ports?: number[];
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecDatabaseCloudnativepgApiServer' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecDatabaseCloudnativepgApiServer(obj: MarketIndexerSpecDatabaseCloudnativepgApiServer | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'ipBlocks': obj.ipBlocks?.map(y => toJson_MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks(y)),
+    'ports': obj.ports?.map(y => y),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
  * @schema MarketIndexerSpecApiResourcesRequests
  */
 export interface MarketIndexerSpecApiResourcesRequests {
@@ -2166,6 +2394,118 @@ export enum MarketIndexerSpecMonitoringSloLatencyThreshold {
   /** 30 */
   VALUE_30 = 30,
 }
+
+/**
+ * required: writes wait while too few standbys are up (no committed write is ever lost); preferred: writes go on with fewer (availability first)
+ *
+ * @schema MarketIndexerSpecDatabaseCloudnativepgSynchronousDataDurability
+ */
+export enum MarketIndexerSpecDatabaseCloudnativepgSynchronousDataDurability {
+  /** required */
+  REQUIRED = "required",
+  /** preferred */
+  PREFERRED = "preferred",
+}
+
+/**
+ * @schema MarketIndexerSpecDatabaseCloudnativepgResourcesRequests
+ */
+export interface MarketIndexerSpecDatabaseCloudnativepgResourcesRequests {
+  /**
+   * CPU request
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgResourcesRequests#cpu
+   */
+  readonly cpu?: string;
+
+  /**
+   * memory request
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgResourcesRequests#memory
+   */
+  readonly memory?: string;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecDatabaseCloudnativepgResourcesRequests' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecDatabaseCloudnativepgResourcesRequests(obj: MarketIndexerSpecDatabaseCloudnativepgResourcesRequests | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cpu': obj.cpu,
+    'memory': obj.memory,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema MarketIndexerSpecDatabaseCloudnativepgResourcesLimits
+ */
+export interface MarketIndexerSpecDatabaseCloudnativepgResourcesLimits {
+  /**
+   * CPU limit
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgResourcesLimits#cpu
+   */
+  readonly cpu?: string;
+
+  /**
+   * memory limit
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgResourcesLimits#memory
+   */
+  readonly memory?: string;
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecDatabaseCloudnativepgResourcesLimits' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecDatabaseCloudnativepgResourcesLimits(obj: MarketIndexerSpecDatabaseCloudnativepgResourcesLimits | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cpu': obj.cpu,
+    'memory': obj.memory,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * @schema MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks
+ */
+export interface MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks {
+  /**
+   * @schema MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks#cidr
+   */
+  readonly cidr: string;
+
+  /**
+   * ranges inside cidr to leave out
+   *
+   * @schema MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks#except
+   */
+  readonly except?: string[];
+}
+
+/**
+ * Converts an object of type 'MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks(obj: MarketIndexerSpecDatabaseCloudnativepgApiServerIpBlocks | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'cidr': obj.cidr,
+    'except': obj.except?.map(y => y),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
  * @schema MarketIndexerSpecNetworkPolicyEgressDatabaseIpBlocks

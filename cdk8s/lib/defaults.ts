@@ -2,6 +2,7 @@ import { SETTINGS } from '../../core/config/settings';
 import { SYNCED_MAX_SLOT_LAG } from '../../core/health';
 import { RELEASE_VERSION } from '../../core/release';
 import { RULE_DEFAULTS } from '../../observability/prometheus/rules';
+import { CLOUDNATIVEPG_DEFAULTS } from './cloudnativepg-defaults';
 import type { PlatformValues, TenantValues } from './values';
 
 /** The Secret every tenant namespace is expected to hold, unless its references say otherwise. */
@@ -21,7 +22,9 @@ export const TENANT_DEFAULTS: TenantValues = {
     rpcUrlSecretRef: { name: DEFAULT_SECRET_NAME, key: 'RPC_URL' },
     simulator: { seed: 1, feeds: 2, epochSeconds: 60 },
   },
-  database: { secretRef: { name: DEFAULT_SECRET_NAME, key: 'DATABASE_URL' } },
+  // No secretRef: the Secret market-indexer's DATABASE_URL unless one is stated, or the Cluster's
+  // own -app Secret with cloudnativepg (databaseSecretRef, D-500).
+  database: { cloudnativepg: CLOUDNATIVEPG_DEFAULTS },
   redis: { secretRef: { name: DEFAULT_SECRET_NAME, key: 'REDIS_URL' } },
   api: {
     replicas: 2,
@@ -98,7 +101,8 @@ export const TENANT_DEFAULTS: TenantValues = {
     limitsCpu: '12',
     limitsMemory: '16Gi',
     pods: 30,
-    persistentVolumeClaims: 0,
+    // Room for a CloudNativePG Cluster of up to three instances, one volume each (D-502).
+    persistentVolumeClaims: 3,
   },
   devStores: { enabled: false, storage: '2Gi', postgresImage: 'postgres:15-alpine', redisImage: 'redis:7-alpine' },
 };

@@ -2,6 +2,7 @@ import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { tenantAclUser } from '../../core/redis/acl';
 import { chainRpcUrl } from './chain';
+import { databaseSecretRef } from './cloudnativepg';
 import { metadataOf, type TenantContext } from './context';
 import { commonLabels, NAMES, selectorLabels } from './names';
 import { containerSecurity, podSecurity, resourcesOf } from './pod';
@@ -65,7 +66,7 @@ export class DevStores extends Construct {
   constructor(scope: Construct, id: string, ctx: TenantContext) {
     super(scope, id);
     const v = ctx.values;
-    const { secretRef: db } = v.database;
+    const db = databaseSecretRef(v);
     const { secretRef: redis } = v.redis;
 
     // One Secret per name the references use, holding what they point at.

@@ -7,7 +7,7 @@ import { APP_NAME, ENVIRONMENT_LABEL, TENANT_LABEL } from '../../core/names';
  */
 export { APP_NAME, ENVIRONMENT_LABEL, LABEL_PREFIX, NAMES, namespaceOf, TENANT_LABEL } from '../../core/names';
 
-export type Component = 'api' | 'indexer' | 'indexer-build' | 'chain' | 'postgres' | 'redis';
+export type Component = 'api' | 'indexer' | 'indexer-build' | 'chain' | 'postgres' | 'redis' | 'database';
 
 /**
  * Pod Security Admission's labels on every namespace the kit makes: the API server itself refuses

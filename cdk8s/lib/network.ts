@@ -3,6 +3,7 @@ import { k8s } from 'cdk8s-plus-33';
 import { HTTP_PORT_NAME } from './api';
 import { CHAIN_PORT_NAME } from './chain';
 import { metadataOf, type TenantContext } from './context';
+import { cloudNativePgPolicy, toCloudNativePg } from './cloudnativepg';
 import { DEV_STORE_PORTS } from './dev-stores';
 import { httpRouteRenders } from './edge-values';
 import { NAMES, selectorLabels, type Component } from './names';
@@ -62,7 +63,9 @@ export class TenantNetworkPolicies extends Construct {
         : { to: ipBlocks(dest.ipBlocks), ports: dest.ports.map(tcp) };
     const out = (dest: Destination): k8s.NetworkPolicyEgressRule => ({ to: ipBlocks(dest.ipBlocks), ports: dest.ports.map(tcp) });
 
-    const common = [store('postgres', np.egress.database), store('redis', np.egress.redis)];
+    // A CloudNativePG Cluster's instances are the tenant's own pods (D-504).
+    const database = values.database.cloudnativepg.enabled ? toCloudNativePg() : store('postgres', np.egress.database);
+    const common = [database, store('redis', np.egress.redis)];
     const simulated = values.source.type === 'simulator';
     const rpc: k8s.NetworkPolicyEgressRule = simulated
       ? { to: [{ podSelector: { matchLabels: selectorLabels(ctx.labels, 'chain') } }], ports: [tcp(CHAIN_PORT_NAME)] }
@@ -135,6 +138,8 @@ export class TenantNetworkPolicies extends Construct {
         'chain',
       );
     }
+
+    if (values.database.cloudnativepg.enabled) policy('database', NAMES.database, cloudNativePgPolicy(ctx, clientsOf(storeClients)), 'database');
 
     if (dev) {
       const clients = clientsOf(storeClients);

@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject } from 'ajv';
 import type { TSchema } from '@sinclair/typebox';
 import { settingSpec, type SettingName } from '../../core/config/settings';
 import { PLATFORM_DEFAULTS, TENANT_DEFAULTS } from './defaults';
+import { cloudNativePgProblems, databaseSecretRef } from './cloudnativepg';
 import { parseQuantity } from './quantity';
 import { edgeOf, httpRouteRenders } from './edge-values';
 import { operatorMemoryProblem, quotaProblems } from './sizing';
@@ -150,7 +151,7 @@ export function tenantProblems(v: TenantValues): string[] {
   p.push(...proxyProblems(v));
   // The dev stores write their Secret(s) whole: a key the kit does not write there would be missing.
   if (v.devStores.enabled) {
-    const written = new Set([v.database.secretRef.name, v.redis.secretRef.name]);
+    const written = new Set([databaseSecretRef(v).name, v.redis.secretRef.name]);
     const refs = [
       ...(source.type === 'simulator' ? [] : [['rpcUrlSecretRef', source.rpcUrlSecretRef] as const]),
       ['rpcWsUrlSecretRef', source.rpcWsUrlSecretRef] as const,
@@ -175,7 +176,8 @@ export function tenantProblems(v: TenantValues): string[] {
       if (!dest.ipBlocks.length) p.push(`networkPolicy.egress.${what}.ipBlocks: required (${why}), or set networkPolicy.enabled to false`);
     };
     if (!v.devStores.enabled) {
-      need('database', np.egress.database, 'the API and the indexer must reach PostgreSQL');
+      // A CloudNativePG Cluster is reached by its pods' labels, not by address.
+      if (!v.database.cloudnativepg.enabled) need('database', np.egress.database, 'the API and the indexer must reach PostgreSQL');
       need('redis', np.egress.redis, 'the API and the indexer must reach Redis');
     }
     if (source.type !== 'simulator') need('rpc', np.egress.rpc, source.type === 'rpc' ? 'the API and the indexer must reach the RPC node' : 'the API must reach the RPC node for /tx/*');
@@ -184,7 +186,7 @@ export function tenantProblems(v: TenantValues): string[] {
       p.push('networkPolicy.webhookSenders: required when source.type is webhook (nobody could post), or set networkPolicy.enabled to false');
     }
   }
-  return [...p, ...quotaProblems(v)];
+  return [...p, ...cloudNativePgProblems(v), ...quotaProblems(v)];
 }
 
 /** `TRUST_PROXY` values that name no address: a hop count, `true` (Express trusts whoever is at hop 0). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS } from '../../core/constants';
 import { isSettingName, SETTINGS, settingSpec, settingToEnv, type SettingName, type SourceType } from '../../core/config/settings';
+import { databaseSecretRef } from './cloudnativepg';
 import { edgeOf } from './edge-values';
 import type { SecretKeyRef, TenantValues } from './values';
 
@@ -95,6 +96,8 @@ export function secretSettingsOf(process: KitProcess, source: SourceType): Secre
 }
 
 export function secretRefOf(values: TenantValues, name: SecretSetting): SecretKeyRef | undefined {
+  // Always there: stated, CloudNativePG's, or the default Secret's (D-500).
+  if (name === 'DATABASE_URL') return databaseSecretRef(values);
   const [section, key] = SECRET_REFS[name];
   return (values as unknown as Record<string, Record<string, SecretKeyRef | undefined>>)[section]![key];
 }

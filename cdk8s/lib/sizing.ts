@@ -59,29 +59,36 @@ function podTotals(containers: Resources[], init: Resources[] = []): Omit<Totals
 }
 
 /** Pods of each workload at the peak of a rollout (one surge pod each), and what they take. */
-export function worstCase(v: TenantValues): { apiPods: number; indexerPods: number; devPods: number; chainPods: number; totals: Totals } {
+export function worstCase(v: TenantValues): { apiPods: number; indexerPods: number; devPods: number; chainPods: number; databasePods: number; totals: Totals } {
   const apiPods = (v.api.autoscaling.enabled ? v.api.autoscaling.maxReplicas : v.api.replicas) + 1;
   const indexerPods = v.indexer.replicas + 1;
   const devPods = v.devStores.enabled ? 2 : 0;
   // A StatefulSet replaces its pod without a surge.
   const chainPods = v.source.type === 'simulator' ? 1 : 0;
+  // CloudNativePG replaces an instance in place, but a joining instance's job pod (a base
+  // backup, with the instances' resources) runs beside the others; one volume per instance.
+  const cnpg = v.database.cloudnativepg;
+  const databasePods = cnpg.enabled ? cnpg.instances + 1 : 0;
+  const databaseVolumes = cnpg.enabled ? cnpg.instances : 0;
+  const database = podTotals([cnpg.resources]);
   const api = podTotals([v.api.resources], [MIGRATE_RESOURCES]);
   const indexer = podTotals([v.indexer.resources]);
   const dev = podTotals([DEV_STORE_RESOURCES]);
   const chain = podTotals([CHAIN_RESOURCES]);
-  const total = (k: keyof typeof api) => api[k] * apiPods + indexer[k] * indexerPods + dev[k] * devPods + chain[k] * chainPods;
+  const total = (k: keyof typeof api) => api[k] * apiPods + indexer[k] * indexerPods + dev[k] * devPods + chain[k] * chainPods + database[k] * databasePods;
   return {
     apiPods,
     indexerPods,
     devPods,
     chainPods,
+    databasePods,
     totals: {
       requestsCpu: total('requestsCpu'),
       requestsMemory: total('requestsMemory'),
       limitsCpu: total('limitsCpu'),
       limitsMemory: total('limitsMemory'),
-      pods: apiPods + indexerPods + devPods + chainPods,
-      pvcs: devPods + chainPods,
+      pods: apiPods + indexerPods + devPods + chainPods + databasePods,
+      pvcs: devPods + chainPods + databaseVolumes,
     },
   };
 }
@@ -93,7 +100,7 @@ const mem = (n: number) => `${Math.ceil(n / 2 ** 20)}Mi`;
 export function quotaProblems(v: TenantValues): string[] {
   if (!v.quota.enabled) return [];
   const w = worstCase(v);
-  const why = `${w.apiPods} API pods at the peak of a rollout, ${w.indexerPods} indexer pods${w.devPods ? `, ${w.devPods} dev stores` : ''}${w.chainPods ? ', the chain' : ''}`;
+  const why = `${w.apiPods} API pods at the peak of a rollout, ${w.indexerPods} indexer pods${w.devPods ? `, ${w.devPods} dev stores` : ''}${w.chainPods ? ', the chain' : ''}${w.databasePods ? `, ${w.databasePods - 1} database instances and a joining one's job` : ''}`;
   const q = v.quota;
   const p: string[] = [];
   const check = (field: keyof typeof q, have: number, need: number, show: (n: number) => string) => {

@@ -5,6 +5,7 @@ import { TenantHttpRoute } from './edge';
 import { httpRouteRenders } from './edge-values';
 import { catalogProblems, manifestsUnder } from './catalog-check';
 import { ChainWorkload } from './chain';
+import { CloudNativePgCluster } from './cloudnativepg';
 import { createTenantContext, type TenantContext } from './context';
 import { DevStores } from './dev-stores';
 import { IndexerBuildWorkload, IndexerWorkload } from './indexer';
@@ -70,6 +71,7 @@ export class MarketIndexerTenant extends Construct {
     if (this.values.quota.enabled) new TenantQuota(this, 'quota', ctx);
     if (this.values.monitoring.enabled) new TenantMonitoring(this, 'monitoring', ctx);
     if (this.values.devStores.enabled) new DevStores(this, 'dev-stores', ctx);
+    if (this.values.database.cloudnativepg.enabled) new CloudNativePgCluster(this, 'database', ctx);
 
     const repository = this.values.image.repository;
     this.node.addValidation({

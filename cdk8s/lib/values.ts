@@ -1,6 +1,10 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { API_VARIANTS, SETTINGS, SOURCE_TYPES, TENANT_PATTERN, settingSpec, type SettingName } from '../../core/config/settings';
 import { METRICS } from '../../core/telemetry/metrics';
+import { CloudNativePg } from './cloudnativepg-values';
+import { ADDRESS_OR_CIDR, Destination, DNS_LABEL, DNS_SUBDOMAIN, DURATION, IpBlock, Quantity, Resources, SecretKeyRef, StringEnum, StringMap } from './schema-parts';
+
+export type { Destination, Resources, SecretKeyRef } from './schema-parts';
 
 /**
  * What one tenant is made of, as data: the schema of a tenant's values. It is the single
@@ -11,64 +15,6 @@ import { METRICS } from '../../core/telemetry/metrics';
  * `TenantValues` is complete (every field present); files state only what differs from
  * `TENANT_DEFAULTS`, and are validated against the deep-partial form of the same schema.
  */
-
-const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
-/** Kubernetes resource quantity, written as a string ("250m", "1", "512Mi"). */
-const QUANTITY = '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$';
-const CIDR = '^[0-9a-fA-F.:]+/[0-9]{1,3}$';
-/** An address or a subnet, IPv4 or IPv6, as Express's `trust proxy` (proxy-addr) takes it. */
-const ADDRESS_OR_CIDR = '^[0-9a-fA-F.:]+(/[0-9]{1,3})?$';
-const DURATION = '^[0-9]+(ms|s|m|h)$';
-
-/** A string from a fixed list, as JSON Schema `enum` (clearer errors than a union of constants). */
-const StringEnum = <const T extends readonly string[]>(values: T, options: { description?: string } = {}) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
-
-const Quantity = (description: string) => Type.String({ pattern: QUANTITY, description });
-const StringMap = (description: string) => Type.Record(Type.String(), Type.String(), { description });
-
-const SecretKeyRef = Type.Object(
-  {
-    name: Type.String({ pattern: DNS_SUBDOMAIN, maxLength: 253, description: 'Secret in the tenant namespace' }),
-    key: Type.String({ pattern: '^[-._a-zA-Z0-9]+$', maxLength: 253, description: 'key in that Secret' }),
-  },
-  { additionalProperties: false },
-);
-export type SecretKeyRef = Static<typeof SecretKeyRef>;
-
-const Resources = Type.Object(
-  {
-    requests: Type.Object(
-      { cpu: Quantity('CPU request'), memory: Quantity('memory request') },
-      { additionalProperties: false },
-    ),
-    limits: Type.Object(
-      { cpu: Quantity('CPU limit'), memory: Quantity('memory limit') },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
-export type Resources = Static<typeof Resources>;
-
-const IpBlock = Type.Object(
-  {
-    cidr: Type.String({ pattern: CIDR }),
-    except: Type.Optional(Type.Array(Type.String({ pattern: CIDR }), { description: 'ranges inside cidr to leave out' })),
-  },
-  { additionalProperties: false },
-);
-
-/** Where a workload may open connections to: address blocks and ports (NetworkPolicy egress). */
-const Destination = Type.Object(
-  {
-    ipBlocks: Type.Array(IpBlock, { description: 'address blocks (a NetworkPolicy ipBlock each)' }),
-    ports: Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { minItems: 1, description: 'TCP ports' }),
-  },
-  { additionalProperties: false },
-);
-export type Destination = Static<typeof Destination>;
 
 /**
  * The settings a tenant may tune: non-secret settings read by the API or the indexer that the
@@ -143,7 +89,16 @@ const tenantProperties = {
     },
     { additionalProperties: false },
   ),
-  database: Type.Object({ secretRef: SecretKeyRef }, { additionalProperties: false }),
+  database: Type.Object(
+    {
+      secretRef: Type.Optional({
+        ...SecretKeyRef,
+        description: "bring your own PostgreSQL: the Secret key holding DATABASE_URL (postgres://…); unset: the Secret market-indexer's key DATABASE_URL, or with cloudnativepg.enabled the uri of the Cluster's generated <cluster>-app Secret",
+      }),
+      cloudnativepg: CloudNativePg,
+    },
+    { additionalProperties: false },
+  ),
   redis: Type.Object({ secretRef: SecretKeyRef }, { additionalProperties: false }),
   api: Type.Object(
     {

@@ -1,3 +1,4 @@
+import { databaseSecretRef } from '../../cdk8s/lib/cloudnativepg';
 import { SECRET } from '../../cdk8s/lib/kinds';
 import type { KubeClient, KubeObject } from '../kube/client';
 import type { Rendered } from '../render';
@@ -7,12 +8,14 @@ type Json = Record<string, unknown>;
 
 /**
  * The Secret keys the tenant refers to (its stores, its RPC and webhook URLs) that its namespace
- * lacks, as `name/key`; none with dev stores, whose Secrets the operator renders itself.
+ * lacks, as `name/key`; none with dev stores, whose Secrets the operator renders itself, nor a
+ * CloudNativePG Cluster's.
  */
 export async function missingSecrets(kube: Pick<KubeClient, 'get'>, rendered: Rendered): Promise<string[]> {
   const v = rendered.values;
   if (v.devStores.enabled) return [];
-  const refs = [v.database.secretRef, v.redis.secretRef];
+  // A CloudNativePG Cluster's -app Secret is CloudNativePG's to make, once the operator applied the Cluster (D-506).
+  const refs = [...(v.database.cloudnativepg.enabled ? [] : [databaseSecretRef(v)]), v.redis.secretRef];
   if (v.source.type === 'rpc' && v.source.rpcUrlSecretRef) refs.push(v.source.rpcUrlSecretRef);
   if (v.source.type === 'rpc' && v.source.rpcWsUrlSecretRef) refs.push(v.source.rpcWsUrlSecretRef);
   if (v.source.webhookSecretRef) refs.push(v.source.webhookSecretRef);

@@ -53,6 +53,16 @@ export const KIT_FIELDS: Readonly<Record<string, Fields>> = {
       timeouts: { request: true, backendRequest: true },
     },
   },
+  // cdk8s/lib/cloudnativepg.ts
+  'clusters.postgresql.cnpg.io': {
+    instances: true,
+    imageName: true,
+    storage: { size: true, storageClass: true },
+    postgresql: { synchronous: { method: true, number: true, dataDurability: true } },
+    resources: { requests: true, limits: true },
+    monitoring: { enablePodMonitor: true },
+    bootstrap: { initdb: { database: true, owner: true } },
+  },
   // cdk8s/lib/alerts.ts (observability/prometheus/rules.ts)
   'prometheusrules.monitoring.coreos.com': {
     groups: { name: true, rules: { alert: true, record: true, expr: true, for: true, labels: true, annotations: true } },
@@ -110,6 +120,11 @@ export const KIT_IMPORTS: readonly { output: string; source: string; crd: (root:
     output: 'cdk8s/imports/gateway.networking.k8s.io.ts',
     source: 'cdk8s/crds/gateway.networking.k8s.io.yaml trimmed to KIT_FIELDS (scripts/generated/kit-imports.ts)',
     crd: (root) => trimmedCrdYaml(read(root, 'cdk8s/crds/gateway.networking.k8s.io.yaml')),
+  },
+  {
+    output: 'cdk8s/imports/postgresql.cnpg.io.ts',
+    source: 'cdk8s/crds/postgresql.cnpg.io.yaml trimmed to KIT_FIELDS (scripts/generated/kit-imports.ts)',
+    crd: (root) => trimmedCrdYaml(read(root, 'cdk8s/crds/postgresql.cnpg.io.yaml')),
   },
   { output: 'cdk8s/imports/marketindexer.dev.ts', source: 'cdk8s/lib/crd.ts (the CRD of cdk8s/crds/marketindexer.yaml, whole)', crd: () => marketIndexerCrdYaml() },
 ];

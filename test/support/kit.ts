@@ -102,7 +102,7 @@ ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteg
 ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
 addFormats(ajv, ['date-time']);
 const crdValidators = new Map<string, ReturnType<typeof ajv.compile>>();
-for (const crd of ['monitoring.coreos.com', 'k6.io', 'gateway.networking.k8s.io'].flatMap((f) => parseManifests(readFileSync(path.join(ROOT, `cdk8s/crds/${f}.yaml`), 'utf8')))) {
+for (const crd of ['monitoring.coreos.com', 'k6.io', 'gateway.networking.k8s.io', 'postgresql.cnpg.io'].flatMap((f) => parseManifests(readFileSync(path.join(ROOT, `cdk8s/crds/${f}.yaml`), 'utf8')))) {
   const spec = crd.spec as { group: string; names: { kind: string }; versions: { name: string; schema: { openAPIV3Schema: object } }[] };
   for (const v of spec.versions) crdValidators.set(`${spec.group}/${v.name}/${spec.names.kind}`, ajv.compile(v.schema.openAPIV3Schema));
 }
@@ -115,8 +115,8 @@ for (const crd of ['monitoring.coreos.com', 'k6.io', 'gateway.networking.k8s.io'
  */
 export function schemaProblems(o: Manifest): string[] {
   const problems: string[] = [];
-  // k6-operator and Gateway API kinds have no model package here: the vendored CRD's schema is theirs.
-  const k6 = o.apiVersion.startsWith('k6.io/') || o.apiVersion.startsWith('gateway.networking.k8s.io/');
+  // k6-operator, Gateway API and CloudNativePG kinds have no model package here: the vendored CRD's schema is theirs.
+  const k6 = o.apiVersion.startsWith('k6.io/') || o.apiVersion.startsWith('gateway.networking.k8s.io/') || o.apiVersion.startsWith('postgresql.cnpg.io/');
   try {
     if (!k6) new (modelOf(o))(o).validate();
   } catch (err) {

@@ -15,7 +15,7 @@ describe('files generated from the catalogs in code', () => {
   it('cdk8s/imports is all generated: `npm run kit:import` (generate cdk8s/imports/) writes each of its files', () => {
     const generated = GENERATED_FILES.map((f) => f.path).filter((p) => p.startsWith('cdk8s/imports/'));
     expect(generated.sort()).toEqual(KIT_IMPORTS.map((i) => i.output).sort());
-    expect(generated.length).toBe(4);
+    expect(generated.length).toBe(5);
   });
 
   // git's own reading of .gitattributes, for the files of this checkout.
@@ -69,12 +69,17 @@ function walk(value: unknown, fields: Fields, at: string, seen: Set<string>, bey
 const leaves = (fields: Fields, at: string): string[] => (fields === true ? [at] : Object.entries(fields).flatMap(([k, f]) => leaves(f, `${at}.${k}`)));
 
 describe('cdk8s/imports: the third-party kinds trimmed to what the kit renders (scripts/generated/kit-imports.ts)', () => {
-  const crdOf = new Map([...vendored('k6.io.yaml'), ...vendored('monitoring.coreos.com.yaml'), ...vendored('gateway.networking.k8s.io.yaml')].map((c) => [c.spec.names.kind, c.metadata.name]));
-  // Every environment, one with a load test (with remote write, its default) and one with a country header (its route removes it): every object of an imported kind.
+  const crdOf = new Map(
+    [...vendored('k6.io.yaml'), ...vendored('monitoring.coreos.com.yaml'), ...vendored('gateway.networking.k8s.io.yaml'), ...vendored('postgresql.cnpg.io.yaml')].map((c) => [c.spec.names.kind, c.metadata.name]),
+  );
+  // Every environment, one with a load test (with remote write, its default), one with a country
+  // header (its route removes it) and one whose CloudNativePG volumes name a StorageClass: every
+  // object of an imported kind.
   const objects = [
     ...Object.entries(ENVIRONMENTS).flatMap(([name, env]) => synthEnvironment(env, name)),
     ...synthEnvironment({ ...ENVIRONMENTS.prod!, platform: { loadTest: { enabled: true, tenant: 'beta' } } }, 'prod with a load test'),
     ...synthEnvironment({ ...ENVIRONMENTS.staging!, settings: { GEO_COUNTRY_HEADER: 'CF-IPCountry' } }, 'staging with a country header'),
+    ...synthEnvironment({ ...ENVIRONMENTS.prod!, database: { cloudnativepg: { ...ENVIRONMENTS.prod!.database!.cloudnativepg, storage: { storageClass: 'fast-ssd' } } } }, 'prod on a StorageClass'),
   ]
     .flatMap((f) => f.objects as { kind: string; spec: unknown }[])
     .filter((o) => crdOf.has(o.kind));
@@ -86,7 +91,7 @@ describe('cdk8s/imports: the third-party kinds trimmed to what the kit renders (
       const crd = crdOf.get(o.kind)!;
       walk(o.spec, KIT_FIELDS[crd]!, crd, seen, beyond);
     }
-    expect(new Set(objects.map((o) => o.kind))).toEqual(new Set(['TestRun', 'ServiceMonitor', 'PrometheusRule', 'HTTPRoute']));
+    expect(new Set(objects.map((o) => o.kind))).toEqual(new Set(['TestRun', 'ServiceMonitor', 'PrometheusRule', 'HTTPRoute', 'Cluster']));
     expect([...new Set(beyond)]).toEqual([]);
     const imported = Object.entries(KIT_FIELDS).flatMap(([crd, fields]) => leaves(fields, crd));
     expect(imported.filter((p) => !seen.has(p))).toEqual([]);

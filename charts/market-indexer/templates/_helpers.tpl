@@ -174,11 +174,35 @@ Argument: (dict "facts" facts "process" p "v" v).
 {{- define "market-indexer.secretEnvs" -}}
 {{- $v := .v -}}
 {{- range (index .facts.secretEnv .process $v.source.type) }}
-{{- $ref := index $v (index . 1) (index . 2) }}
+{{- $ref := include "market-indexer.secretRef" (list $v (index . 1) (index . 2)) | fromJson }}
 {{- if $ref }}
 {{ include "market-indexer.secretEnv" (list (index . 0) $ref) }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/*
+Where a secret setting's reference is in the values: (list v section key) → the reference as JSON,
+`{}` when there is none. DATABASE_URL's is always there: stated, the CloudNativePG Cluster's
+generated -app Secret, or the Secret market-indexer's (databaseSecretRef in cdk8s/lib/cloudnativepg.ts).
+*/}}
+{{- define "market-indexer.secretRef" -}}
+{{- $v := index . 0 -}}
+{{- if and (eq (index . 1) "database") (eq (index . 2) "secretRef") -}}
+{{- include "market-indexer.databaseRef" $v -}}
+{{- else -}}
+{{- index $v (index . 1) (index . 2) | default dict | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "market-indexer.databaseRef" -}}
+{{- if .database.secretRef -}}
+{{- toJson .database.secretRef -}}
+{{- else if .database.cloudnativepg.enabled -}}
+{{- toJson (dict "name" "market-indexer-db-app" "key" "uri") -}}
+{{- else -}}
+{{- toJson (dict "name" "market-indexer" "key" "DATABASE_URL") -}}
+{{- end -}}
 {{- end -}}
 
 {{/* A secret setting as a reference to its Secret. Argument: (list name ref). */}}
@@ -319,7 +343,7 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- end -}}
 {{- /* The dev stores write their Secret(s) whole: a key the kit does not write there would be missing. */ -}}
 {{- if $v.devStores.enabled -}}
-{{- $written := list $v.database.secretRef.name $v.redis.secretRef.name -}}
+{{- $written := list (include "market-indexer.databaseRef" $v | fromJson).name $v.redis.secretRef.name -}}
 {{- $refs := list (list "rpcWsUrlSecretRef" $v.source.rpcWsUrlSecretRef) (list "webhookSecretRef" $v.source.webhookSecretRef) -}}
 {{- if ne $v.source.type "simulator" -}}
 {{- $refs = prepend $refs (list "rpcUrlSecretRef" $v.source.rpcUrlSecretRef) -}}
@@ -337,7 +361,7 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- $np := $v.networkPolicy -}}
 {{- if $np.enabled -}}
 {{- if not $v.devStores.enabled -}}
-{{- if not $np.egress.database.ipBlocks -}}
+{{- if and (not $v.database.cloudnativepg.enabled) (not $np.egress.database.ipBlocks) -}}
 {{- $p = append $p "networkPolicy.egress.database.ipBlocks: required (the API and the indexer must reach PostgreSQL), or set networkPolicy.enabled to false" -}}
 {{- end -}}
 {{- if not $np.egress.redis.ipBlocks -}}
@@ -355,6 +379,19 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- end -}}
 {{- if and (eq $v.source.type "webhook") (not $np.webhookSenders) -}}
 {{- $p = append $p "networkPolicy.webhookSenders: required when source.type is webhook (nobody could post), or set networkPolicy.enabled to false" -}}
+{{- end -}}
+{{- end -}}
+{{- /* A CloudNativePG database: cloudNativePgProblems in cdk8s/lib/cloudnativepg.ts. */ -}}
+{{- $c := $v.database.cloudnativepg -}}
+{{- if $c.enabled -}}
+{{- if $v.database.secretRef -}}
+{{- $p = append $p "database.secretRef and database.cloudnativepg.enabled: choose one (the Cluster makes its own credentials, in the Secret market-indexer-db-app)" -}}
+{{- end -}}
+{{- if $v.devStores.enabled -}}
+{{- $p = append $p "database.cloudnativepg.enabled and devStores.enabled: choose one (both would run the tenant's PostgreSQL)" -}}
+{{- end -}}
+{{- if and $c.synchronous.enabled (ge (int $c.synchronous.number) (int $c.instances)) -}}
+{{- $p = append $p (printf "database.cloudnativepg.synchronous.number (%d) must be below database.cloudnativepg.instances (%d): synchronous replication needs that many standbys besides the primary" (int $c.synchronous.number) (int $c.instances)) -}}
 {{- end -}}
 {{- end -}}
 {{- if $p -}}
