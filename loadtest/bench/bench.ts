@@ -19,6 +19,7 @@ const benches: Record<string, { what: string; run: () => Promise<void> }> = {
   'tenant-cost': { what: "one tenant's processes idle and under light reads: RSS and CPU against the kit's requests", run: async () => (await import('./tenant-cost-bench')).run() },
   reindex: { what: "a re-index beside a live writer through one provider allowance: time to the switch, the live writer's lag, space", run: async () => (await import('./reindex-bench')).run() },
   'notify-flood': { what: "another role's 100,000 NOTIFYs on the live-schema channel: the API pool's availability, heap, pointer reads", run: async () => (await import('./notify-flood-bench')).run() },
+  'read-replicas': { what: 'API reads on a HA PostgreSQL: primary CPU per 1,000 reads with and without a replica, replica lag in a backfill, failover time', run: async () => (await import('./read-replicas-bench')).run() },
   failover: { what: 'ten freezes of the writer indexer: time until a standby commits, nothing lost or twice', run: async () => (await import('./failover-bench')).run() },
 };
 
