@@ -59,6 +59,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
   const calls = new Map<string, number>();
   const limits: ChainRpcLimits = { ...CHAIN_RPC_LIMITS, ...opts.limits };
   let withhold: (signature: string) => boolean = () => false;
+  let withholdBody: (signature: string) => boolean = () => false;
 
   /** A produced block: into the ledger, then to every `logsSubscribe` subscriber. */
   function record(block: Block): void {
@@ -158,7 +159,7 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
         const entry = ledger.get(signature);
         // A node that has not confirmed the slot yet has no body for it (Agave takes no
         // minContextSlot here: RpcTransactionConfig has none).
-        if (!entry || entry.slot > view.slot) return { jsonrpc: '2.0', id, result: null };
+        if (!entry || entry.slot > view.slot || withholdBody(signature)) return { jsonrpc: '2.0', id, result: null };
         if (entry.version === 0 && cfg.maxSupportedTransactionVersion === undefined) {
           return rpcError(id, -32015, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
         }
@@ -283,6 +284,10 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
     faultsLeft: () => faults.length,
     withholdNotifications(predicate: (signature: string) => boolean) {
       withhold = predicate;
+    },
+    /** getTransaction answers null for these, as a node whose copy of the slot lacks them does (D-463). */
+    withholdBodies(predicate: (signature: string) => boolean) {
+      withholdBody = predicate;
     },
     callCount: (method: string) => calls.get(method) ?? 0,
     /** The pool of nodes (rpc-pool.ts): `configure` their lags, read what each `served`. */

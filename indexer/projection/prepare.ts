@@ -1,5 +1,6 @@
 import { parseTransaction, TransactionShapeError, type ParsedTransaction, type RawTransaction } from '../../core/events';
 import { emptyResult, phaseTimer, type DeadLetter, type NewEvent, type PreparedBatch } from './batch';
+import type { SourceTransaction } from '../sources/missing-body';
 import { timeSlicer } from './slices';
 
 /**
@@ -14,6 +15,12 @@ export function createPreparer(programId: string) {
     const candidates: DeadLetter[] = [];
     const seen = new Set<string>();
     const add = (raw: RawTransaction) => {
+      // A listed signature whose body the provider never served (indexer/sources/missing-body.ts, D-463).
+      const missing = (raw as SourceTransaction).unavailable;
+      if (missing) {
+        candidates.push({ signature: raw.transaction.signatures[0]!, eventIndex: -1, slot: raw.slot, kind: null, reason: missing.reason, detail: missing.detail, data: null });
+        return;
+      }
       let p: ParsedTransaction;
       try {
         p = parseTransaction(raw, programId);

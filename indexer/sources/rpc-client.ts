@@ -21,8 +21,46 @@ export class RpcError extends Error {
 /** Agave's `MinContextSlotNotReached`: the node that answered has not reached `minContextSlot`. */
 export const MIN_CONTEXT_SLOT_NOT_REACHED = -32016;
 
-/** JSON-RPC errors that retrying cannot fix (bad parameters, unknown method). */
-const PERMANENT_RPC_CODES = new Set([-32600, -32601, -32602]);
+/**
+ * What a JSON-RPC error code means, as Agave uses it (`rpc-client-api` `custom_error.rs`,
+ * `rpc.rs`; D-463):
+ * - `lagging`: -32016, the node is behind the slot asked for: another node will answer, soon.
+ * - `transient`: the node cannot answer now (-32004 block not available, -32005 node behind,
+ *   -32014 block status not yet available, -32019 long-term storage unreachable, and any code
+ *   not listed): asked again with backoff until it answers.
+ * - `invalid_params`: -32602, which Agave also returns for a blockstore error in
+ *   getSignaturesForAddress and getTransaction (`map_err(Error::invalid_params)`): asked again a
+ *   few times, then thrown (so a real mistake of ours still fails the loop).
+ * - `unavailable`: what that item will never be given (-32001 block cleaned up, -32007 slot
+ *   skipped, -32009 slot skipped in long-term storage, -32011 transaction history not
+ *   available, -32015 transaction version not supported): thrown at once; the caller
+ *   dead-letters the item rather than stall on it.
+ * - `permanent`: the request itself is wrong (-32600, -32601): thrown at once.
+ */
+export type RpcCodeClass = 'lagging' | 'transient' | 'invalid_params' | 'unavailable' | 'permanent';
+
+export function classifyRpcCode(code: number | undefined): RpcCodeClass {
+  switch (code) {
+    case MIN_CONTEXT_SLOT_NOT_REACHED:
+      return 'lagging';
+    case -32602:
+      return 'invalid_params';
+    case -32001:
+    case -32007:
+    case -32009:
+    case -32011:
+    case -32015:
+      return 'unavailable';
+    case -32600:
+    case -32601:
+      return 'permanent';
+    default:
+      return 'transient';
+  }
+}
+
+/** Times an `invalid_params` answer is asked again before it is believed. */
+const INVALID_PARAMS_RETRIES = 3;
 
 /** What the client sent, for the backfill benchmark's waste figures. */
 export interface RpcClientStats {
@@ -172,11 +210,12 @@ export function createRpcClient(opts: {
         if (!(err instanceof RpcError)) throw err;
         opts.metrics.indexerRpcErrors.inc({ method, kind: err.kind });
         if (err.kind === 'batch_refused') throw err;
-        if (err.kind === 'rpc' && err.code !== undefined && PERMANENT_RPC_CODES.has(err.code)) throw err;
-        ok = false;
+        const cls = err.kind === 'rpc' ? classifyRpcCode(err.code) : 'transient';
+        if (cls === 'permanent' || cls === 'unavailable' || (cls === 'invalid_params' && n >= INVALID_PARAMS_RETRIES)) throw err;
         // A node of the provider's pool behind the slot asked for: the next call likely reaches
-        // another, so it goes again soon, and never waits long (D-461).
-        const lagging = err.kind === 'rpc' && err.code === MIN_CONTEXT_SLOT_NOT_REACHED;
+        // another, so it goes again soon, and never waits long; not the RPC failing (D-461).
+        const lagging = cls === 'lagging';
+        if (!lagging) ok = false;
         const backoff = err.retryAfterMs ?? (lagging ? Math.min(1_000, 50 * 2 ** Math.min(n, 5)) : Math.min(cap, base * 2 ** Math.min(n, 16)));
         // Jitter (half fixed, half random) keeps replicas from retrying in lockstep. A 429's
         // Retry-After is honoured by the limiter, which holds every caller until it passes.

@@ -3,7 +3,8 @@ import type { Common } from '../../core/common';
 import type { RawTransaction } from '../../core/events';
 import { subscribeProgramLogs } from './logs-subscription';
 import { createNotifiedPrefetch } from './notified-prefetch';
-import { createRpcClient, RpcError, type RpcClient } from './rpc-client';
+import { classifyRpcCode, createRpcClient, RpcError, type RpcClient } from './rpc-client';
+import { whyUnavailable } from './missing-body';
 import { createRpcLimiter, type RpcLimiter } from './rpc-limiter';
 import type { AccountData, Cursor, Progress, Source } from './types';
 import type { TransactionSink } from './webhook';
@@ -47,6 +48,11 @@ export interface RpcSourceOptions {
    * keeps only each page's boundary and lists the page again when its turn comes.
    */
   pagesInMemory?: number;
+  /**
+   * How long a listed signature's body may stay unserved (null) before the provider is asked
+   * why and it is dead-lettered (D-463); 30 s by default.
+   */
+  bodyGiveUpMs?: number;
 }
 
 /** One `getSignaturesForAddress` page of a backlog: its signatures, or how to list them again. */
@@ -86,6 +92,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
   let rpcBatch = Math.max(1, opts.rpcBatchSize ?? 1);
   const pageSize = opts.pageSize ?? 1_000;
   const pagesInMemory = Math.max(1, opts.pagesInMemory ?? 100);
+  const bodyGiveUpMs = opts.bodyGiveUpMs ?? 30_000;
   const bodies = new Map<string, RawTransaction>();
   let trigger: (() => void) | undefined;
   let pending = false;
@@ -184,15 +191,21 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
 
   const getTransactionParams = (signature: string) => [signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }];
 
-  /** The bodies of `signatures` (null where the RPC does not serve one yet): one batch, or single calls. */
-  async function getTransactions(signatures: string[], signal: AbortSignal): Promise<(RawTransaction | null)[]> {
+  /**
+   * The bodies of `signatures`: null where the RPC does not serve one yet, the error where it
+   * says it never will (D-463); one batch, or single calls.
+   */
+  async function getTransactions(signatures: string[], signal: AbortSignal): Promise<(RawTransaction | RpcError | null)[]> {
     if (rpcBatch > 1 && signatures.length > 1) {
       try {
         const answers = await rpc.batch<RawTransaction | null>('getTransaction', signatures.map(getTransactionParams), signal);
         return answers.map((a) => {
-          // A call the batch failed is asked again; one that can never succeed fails the poll, as a single call would.
-          if (a instanceof RpcError && a.code !== undefined && [-32600, -32601, -32602].includes(a.code)) throw a;
-          return a instanceof RpcError ? null : a;
+          if (!(a instanceof RpcError)) return a;
+          // A call the batch failed is asked again; one that can never succeed fails the poll,
+          // as a single call would; one whose item will never be served is that item's answer.
+          const cls = classifyRpcCode(a.code);
+          if (cls === 'permanent') throw a;
+          return cls === 'unavailable' ? a : null;
         });
       } catch (err) {
         if (!(err instanceof RpcError) || err.kind !== 'batch_refused') throw err;
@@ -200,7 +213,14 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
         rpcBatch = 1;
       }
     }
-    return Promise.all(signatures.map((sig) => rpc.call<RawTransaction | null>('getTransaction', getTransactionParams(sig), signal)));
+    return Promise.all(
+      signatures.map((sig) =>
+        rpc.call<RawTransaction | null>('getTransaction', getTransactionParams(sig), signal).catch((err: unknown) => {
+          if (err instanceof RpcError && err.kind === 'rpc' && classifyRpcCode(err.code) === 'unavailable') return err;
+          throw err;
+        }),
+      ),
+    );
   }
 
   /**
@@ -243,14 +263,29 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
         let pending = todo.slice(next, next + rpcBatch);
         next += pending.length;
         if (next >= todo.length) markIssued();
-        // A confirmed signature whose body is not served yet: ask again, never skip it.
+        // A confirmed signature whose body is not served yet (a node without its slot): asked
+        // again, with backoff, for `bodyGiveUpMs`; then, or at once where the RPC says it never
+        // will be, the provider is asked why and it goes to the projection as a dead letter
+        // (D-463), never held forever.
+        const since = performance.now();
         for (let attempt = 0; pending.length; attempt++) {
           const got = await getTransactions(pending.map((i) => sigs[i]!.signature), signal);
           if (signal.aborted) return;
+          const refused: { i: number; cause: RpcError }[] = [];
           pending = pending.filter((i, k) => {
-            if (got[k]) out[i] = got[k]!;
-            return !got[k];
+            const g = got[k];
+            if (g instanceof RpcError) refused.push({ i, cause: g });
+            else if (g) out[i] = g;
+            return !g;
           });
+          const waited = performance.now() - since;
+          const givenUp = [...refused, ...(waited >= bodyGiveUpMs ? pending.map((i) => ({ i, cause: undefined })) : [])];
+          if (givenUp.length) {
+            const standIns = await whyUnavailable(rpc, givenUp.map((g) => ({ signature: sigs[g.i]!.signature, slot: sigs[g.i]!.slot, cause: g.cause })), waited, signal);
+            givenUp.forEach((g, k) => (out[g.i] = standIns[k]!));
+            for (const s of standIns) logger.warn({ signature: s.transaction.signatures[0], slot: s.slot, ...s.unavailable }, 'a listed transaction\'s body never came: dead-lettered');
+            if (waited >= bodyGiveUpMs) pending = [];
+          }
           if (pending.length) await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
         }
       }

@@ -22,7 +22,8 @@ interface Outcome {
 }
 
 /** An indexer from nothing until its cursor reaches the chain's newest slot: its tables and dead letters. */
-async function indexFromNothing(chain: SimulatorRpcServer, url: string, extra: Partial<RpcSourceOptions> = {}): Promise<Outcome> {
+async function indexFromNothing(chain: SimulatorRpcServer, url: string, extra: Partial<RpcSourceOptions> = {}): Promise<Outcome & { ms: number; letters: { signature: string; reason: string; detail: string }[] }> {
+  const started = performance.now();
   const common = testCommon({});
   const tdb = await createTestDatabase();
   const database = createDatabase({ url: tdb.url, poolMax: 4 });
@@ -33,8 +34,10 @@ async function indexFromNothing(chain: SimulatorRpcServer, url: string, extra: P
   try {
     await waitFor('cursor at the newest slot', async () => Number((await database.db.oneOrNone('SELECT last_processed_slot FROM indexer_cursor'))?.last_processed_slot ?? -1) >= newest);
     const dead = await database.db.any<{ reason: string; n: number }>('SELECT reason, count(*)::int AS n FROM dead_letters GROUP BY reason');
+    const ms = performance.now() - started;
     const { n } = await database.db.one<{ n: number }>('SELECT count(*)::int AS n FROM processed_transactions');
-    return { digests: await tableDigests(database.db), deadLetters: Object.fromEntries(dead.map((d) => [d.reason, d.n])), processed: n };
+    const letters = await database.db.any<{ signature: string; reason: string; detail: string }>('SELECT signature, reason, detail FROM dead_letters ORDER BY id');
+    return { digests: await tableDigests(database.db), deadLetters: Object.fromEntries(dead.map((d) => [d.reason, d.n])), processed: n, ms, letters };
   } finally {
     await indexer.stop();
     await run.catch(() => undefined);
@@ -48,7 +51,7 @@ describe('the history walk on a pool of nodes that lag (D-461)', () => {
   const sim = new MarketSimulator({ seed: 461, programId: PROGRAM_ID });
   let chain: SimulatorRpcServer;
   let url: string;
-  let single: Outcome;
+  let single: Awaited<ReturnType<typeof indexFromNothing>>;
   /** Slots of the newest history holding more than a page of signatures: what the lagging node lacks. */
   let lag = 0;
 
@@ -99,5 +102,21 @@ describe('the history walk on a pool of nodes that lag (D-461)', () => {
     }
     expect(Math.min(...got.map((g) => g.slot))).toBeGreaterThanOrEqual(cursor.lastSlot);
     expect(got.map((g) => g.signature).filter((s) => s !== cursor.lastSignature)).toEqual(want);
+  });
+
+  it('dead-letters a body that never comes with its reason instead of stalling everything behind it (D-463)', async () => {
+    const txs = chain.transactions().filter((t) => t.meta?.err === null);
+    const lost = txs[Math.floor(txs.length / 2)]!.transaction.signatures[0]!;
+    chain.withholdBodies((s) => s === lost);
+    try {
+      const run = await indexFromNothing(chain, url, { bodyGiveUpMs: 1_000 });
+      // The lost transaction first; what it changed (a position it moved) after it, as the projection judges.
+      expect(run.letters[0]).toEqual({ signature: lost, reason: 'body_unavailable', detail: expect.stringContaining('the provider has its status') });
+      expect(run.letters.filter((l) => l.reason === 'body_unavailable' || l.reason === 'transaction_unknown')).toHaveLength(1);
+      expect(run.processed).toBe(single.processed - 1);
+      process.stdout.write(`a body that never comes: the indexer from nothing caught up in ${Math.round(run.ms)} ms (single node, every body: ${Math.round(single.ms)} ms)\n`);
+    } finally {
+      chain.withholdBodies(() => false);
+    }
   });
 });
