@@ -1548,7 +1548,7 @@ export interface MarketIndexerSpecApiIngress {
   readonly tlsSecretName?: string;
 
   /**
-   * ingress annotations (defaults keep WebSocket connections open for an hour)
+   * annotations of both Ingresses; the timeouts, the CDN's allow-list and any snippet are the kit's to set or refuse
    *
    * @schema MarketIndexerSpecApiIngress#annotations
    */
@@ -1562,7 +1562,7 @@ export interface MarketIndexerSpecApiIngress {
   readonly trustedProxies?: string[];
 
   /**
-   * a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; empty: the Ingress drops the header clients send (needs snippet annotations allowed in ingress-nginx)
+   * a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; required with a country header (an Ingress cannot remove the header clients send; the HTTPRoute does)
    *
    * @schema MarketIndexerSpecApiIngress#cdnSourceRanges
    */

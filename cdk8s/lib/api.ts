@@ -1,4 +1,3 @@
-import { ingressAnnotations } from './country-header';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_PORTS, IMAGE, OPS_PATHS } from '../../core/constants';
@@ -25,7 +24,7 @@ export function apiTerminationGraceSeconds(shutdownGraceMs: number): number {
 
 /**
  * The API of one tenant: its settings, the Deployment (migrations in an init container),
- * Service, autoscaler or fixed replicas, disruption budget and optional Ingress.
+ * Service, autoscaler or fixed replicas and disruption budget (its edge: cdk8s/lib/edge.ts).
  */
 export class ApiWorkload extends Construct {
   constructor(scope: Construct, id: string, ctx: TenantContext) {
@@ -129,29 +128,5 @@ export class ApiWorkload extends Construct {
       },
     });
 
-    const ingress = api.ingress;
-    if (ingress.enabled) {
-      new k8s.KubeIngress(this, 'ingress', {
-        metadata: metadataOf(ctx, NAMES.api, 'api', ingressAnnotations(values)),
-        spec: {
-          ingressClassName: ingress.className,
-          ...(ingress.tlsSecretName ? { tls: [{ hosts: [ingress.host], secretName: ingress.tlsSecretName }] } : {}),
-          rules: [
-            {
-              host: ingress.host,
-              http: {
-                paths: [
-                  {
-                    path: '/',
-                    pathType: 'Prefix',
-                    backend: { service: { name: NAMES.api, port: { name: HTTP_PORT_NAME } } },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      });
-    }
   }
 }

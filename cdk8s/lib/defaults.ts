@@ -51,14 +51,11 @@ export const TENANT_DEFAULTS: TenantValues = {
       className: 'nginx',
       host: '',
       tlsSecretName: '',
-      // /ws connections live long: the controller's default 60 s read timeout would cut them.
-      annotations: {
-        'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600',
-        'nginx.ingress.kubernetes.io/proxy-send-timeout': '3600',
-      },
+      // The timeouts are the kit's, per Ingress: REST and /tx 10 s, /ws 45 s (D-484).
+      annotations: {},
       // Where the controller's pods are is the cluster's to say: a tenant with an ingress states it (D-230).
       trustedProxies: [],
-      // No CDN stated: with a country header, the Ingress drops what clients send (D-284).
+      // No CDN stated: a tenant with a country header is refused on the Ingress (D-484).
       cdnSourceRanges: [],
     },
   },

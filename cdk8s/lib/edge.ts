@@ -1,7 +1,9 @@
 import { Construct } from 'constructs';
 import { API_PREFIX, WS_PATH } from '../../core/constants';
 import { HttpRoute, HttpRouteSpecRulesFiltersType, HttpRouteSpecRulesMatchesPathType, type HttpRouteSpecRules } from '../imports/gateway.networking.k8s.io';
-import { API_SERVICE_PORT } from './api';
+import { k8s } from 'cdk8s-plus-33';
+import { API_SERVICE_PORT, HTTP_PORT_NAME } from './api';
+import { ingressAnnotations, type IngressPart } from './country-header';
 import { metadataOf, type TenantContext } from './context';
 import { NAMES } from './names';
 import { removedHeaders } from './edge-values';
@@ -66,5 +68,30 @@ export class TenantHttpRoute extends Construct {
         rules: httpRouteRules(ctx.values),
       },
     });
+  }
+}
+
+/**
+ * The optional Ingress (`api.ingress.enabled`, D-484): for REST and `/tx`, and for `/ws` on an
+ * Ingress of its own, since a controller's timeouts are per Ingress.
+ */
+export class TenantIngress extends Construct {
+  constructor(scope: Construct, id: string, ctx: TenantContext) {
+    super(scope, id);
+    const ingress = ctx.values.api.ingress;
+    const parts: [IngressPart, string, string, 'Prefix' | 'Exact'][] = [
+      ['rest', NAMES.api, '/', 'Prefix'],
+      ['ws', `${NAMES.api}-ws`, WS_PATH, 'Exact'],
+    ];
+    for (const [part, name, path, pathType] of parts) {
+      new k8s.KubeIngress(this, part, {
+        metadata: metadataOf(ctx, name, 'api', ingressAnnotations(ctx.values, part)),
+        spec: {
+          ingressClassName: ingress.className,
+          ...(ingress.tlsSecretName ? { tls: [{ hosts: [ingress.host], secretName: ingress.tlsSecretName }] } : {}),
+          rules: [{ host: ingress.host, http: { paths: [{ path, pathType, backend: { service: { name: NAMES.api, port: { name: HTTP_PORT_NAME } } } }] } }],
+        },
+      });
+    }
   }
 }

@@ -4,6 +4,7 @@ import { settingSpec, type SettingName } from '../../core/config/settings';
 import { PLATFORM_DEFAULTS, TENANT_DEFAULTS } from './defaults';
 import { cloudNativePgProblems, databaseSecretRef } from './cloudnativepg';
 import { parseQuantity } from './quantity';
+import { ingressProblems } from './country-header';
 import { edgeOf, httpRouteRenders } from './edge-values';
 import { operatorMemoryProblem, quotaProblems } from './sizing';
 import { EnvironmentSchema, TenantValuesSchema, type EnvironmentInput, type PlatformValues, type TenantInput, type TenantValues } from './values';
@@ -147,7 +148,7 @@ export function tenantProblems(v: TenantValues): string[] {
   // A build backfills from the chain's first transaction: a webhook only delivers what comes (D-411).
   if (source.type === 'webhook' && v.indexer.build.enabled) p.push('indexer.build.enabled needs a source that backfills (rpc or simulator), not webhook');
   if (api.ingress.enabled && !api.ingress.host) p.push('api.ingress.host: required when api.ingress.enabled is true');
-  p.push(...routeProblems(v));
+  p.push(...routeProblems(v), ...ingressProblems(v));
   p.push(...proxyProblems(v));
   // The dev stores write their Secret(s) whole: a key the kit does not write there would be missing.
   if (v.devStores.enabled) {

@@ -1,7 +1,7 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { ApiWorkload } from './api';
-import { TenantHttpRoute } from './edge';
+import { TenantHttpRoute, TenantIngress } from './edge';
 import { httpRouteRenders } from './edge-values';
 import { catalogProblems, manifestsUnder } from './catalog-check';
 import { ChainWorkload } from './chain';
@@ -64,6 +64,7 @@ export class MarketIndexerTenant extends Construct {
     });
     new ApiWorkload(this, 'api', ctx);
     if (httpRouteRenders(this.values)) new TenantHttpRoute(this, 'edge', ctx);
+    if (this.values.api.ingress.enabled) new TenantIngress(this, 'ingress', ctx);
     new IndexerWorkload(this, 'indexer', ctx);
     if (this.values.indexer.build.enabled) new IndexerBuildWorkload(this, 'indexer-build', ctx);
     if (this.values.source.type === 'simulator') new ChainWorkload(this, 'chain', ctx);

@@ -162,14 +162,14 @@ const tenantProperties = {
           className: Type.String({ minLength: 1 }),
           host: Type.String({ pattern: `^(${DNS_SUBDOMAIN.slice(1, -1)})?$`, maxLength: 253 }),
           tlsSecretName: Type.String({ pattern: `^(${DNS_SUBDOMAIN.slice(1, -1)})?$`, maxLength: 253, description: 'empty: no TLS section' }),
-          annotations: StringMap('ingress annotations (defaults keep WebSocket connections open for an hour)'),
+          annotations: StringMap("annotations of both Ingresses; the timeouts, the CDN's allow-list and any snippet are the kit's to set or refuse"),
           trustedProxies: Type.Array(Type.String({ pattern: ADDRESS_OR_CIDR }), {
             description:
               "the ingress controller's pod addresses or subnets (TRUST_PROXY): the only peers whose X-Forwarded-For and country header the API believes; required when the ingress is on",
           }),
           cdnSourceRanges: Type.Array(Type.String({ pattern: ADDRESS_OR_CIDR }), {
             description:
-              "a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; empty: the Ingress drops the header clients send (needs snippet annotations allowed in ingress-nginx)",
+              "a CDN in front of the Ingress that sets settings.GEO_COUNTRY_HEADER: its egress addresses or subnets, the only ones the Ingress then admits; required with a country header (an Ingress cannot remove the header clients send; the HTTPRoute does)",
           }),
           // Kept only to refuse it by name (tenantProblems), so a file written for it says what replaced it (D-230).
           trustedHops: Type.Optional(Type.Integer({ description: "removed: a hop count trusts whoever connects; list the ingress controller's addresses in trustedProxies" })),

@@ -5,6 +5,7 @@ import { SETTING_NAMES, settingSpec, SOURCE_TYPES } from '../../core/config/sett
 import { CHAIN_STORAGE } from '../../cdk8s/lib/chain';
 import { API_SERVICE_PORT } from '../../cdk8s/lib/api';
 import { EDGE_RULES } from '../../cdk8s/lib/edge';
+import { INGRESS_TIMEOUT_SECONDS } from '../../cdk8s/lib/country-header';
 import { tenantAclCommand } from '../../cdk8s/lib/redis-users';
 import { tenantAclUser } from '../../core/redis/acl';
 import { ACL_CHECKSUM_ANNOTATION, DEV_REDIS, devRedisAclFile, devStoreUrls, REDIS_ACL_ARGS, REDIS_ARGS } from '../../cdk8s/lib/dev-stores';
@@ -61,6 +62,8 @@ export function serviceFactsJson(): string {
     chain: { dataDir: CHAIN_DATA_DIR, listenHost: CHAIN_LISTEN_HOST, storage: CHAIN_STORAGE, paths: CHAIN_PATHS, resources: CHAIN_RESOURCES },
     // The tenant's HTTPRoute: its rules per kind of traffic, with their timeouts (cdk8s/lib/edge.ts, D-481).
     edge: { rules: EDGE_RULES, servicePort: API_SERVICE_PORT },
+    // The optional Ingresses' timeouts, seconds (cdk8s/lib/country-header.ts, D-484).
+    ingress: { timeoutSeconds: INGRESS_TIMEOUT_SECONDS },
     metrics: Object.fromEntries((Object.keys(METRICS) as MetricKey[]).map((k) => [k, METRICS[k].name])),
     metricLabels: METRIC_LABELS,
     metricServices: METRIC_SERVICES,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ENVIRONMENTS } from '../../cdk8s/environments';
-import { INGRESS_ALLOWLIST_ANNOTATION, INGRESS_SNIPPET_ANNOTATION } from '../../cdk8s/lib/country-header';
+import { INGRESS_ALLOWLIST_ANNOTATION, SNIPPET_ANNOTATION } from '../../cdk8s/lib/country-header';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { CHART, helmTemplate, type Manifest } from '../support/kit';
@@ -8,14 +8,14 @@ import { CHART, helmTemplate, type Manifest } from '../support/kit';
 const POLICY = { GEO_COUNTRY_HEADER: 'CF-IPCountry', GEO_BLOCKED_COUNTRIES: 'US' };
 const CDN = ['203.0.113.0/24', '2001:db8::/32'];
 
-/** The Ingresses' annotations that decide about the country header, by namespace. */
+/** The Ingresses' annotations that decide about the country header, by namespace and name. */
 const countryAnnotations = (objects: Manifest[]) =>
   Object.fromEntries(
     objects
       .filter((o) => o.kind === 'Ingress')
       .map((o) => {
         const a = o.metadata.annotations ?? {};
-        return [o.metadata.namespace, { allowlist: a[INGRESS_ALLOWLIST_ANNOTATION], snippet: a[INGRESS_SNIPPET_ANNOTATION] }];
+        return [`${o.metadata.namespace}/${o.metadata.name}`, { allowlist: a[INGRESS_ALLOWLIST_ANNOTATION], snippets: Object.keys(a).filter((k) => SNIPPET_ANNOTATION.test(k)) }];
       }),
   );
 
@@ -55,39 +55,26 @@ describe('the HTTPRoute and the country header clients send', () => {
 });
 
 /**
- * Issue 41 item 9: ingress-nginx passes a client's own country header through and the API
- * believes the controller, so a client reaching the Ingress directly chose its country. With a
- * jurisdiction policy, the Ingress now drops the header, or admits only the CDN that sets it
- * (D-284): both doors, both cases.
+ * Issue 41 item 9, on the Ingress that stays an option (D-484): it cannot remove the header
+ * without a snippet, which the kit no longer renders, so it admits only the CDN stated (on both
+ * of its Ingresses), and a tenant with a country header and no CDN is refused, by both doors.
  */
 describe('the Ingress and the country header clients send', () => {
-  it('drops it without a CDN, admits only the CDN stated, and leaves a tenant without a country header alone (cdk8s and Helm alike)', async () => {
+  it('admits only the CDN stated on both Ingresses, carries no snippet, and leaves a tenant without a country header alone (cdk8s and Helm alike)', async () => {
     const env = structuredClone(ENVIRONMENTS.staging!) as EnvironmentInput;
-    const alpha = env.tenants.alpha!;
-    const beta = env.tenants.beta!;
-    const onIngress = (host: string) => ({ httpRoute: { enabled: false }, ingress: { enabled: true, host, trustedProxies: ['10.16.0.0/14'] } });
-    alpha.settings = { ...alpha.settings, ...POLICY };
-    beta.settings = { ...beta.settings, ...POLICY };
-    alpha.api = { ...alpha.api, ...onIngress('alpha.staging.markets.example') } as never;
-    beta.api = { ...beta.api, ...onIngress('beta.staging.markets.example'), ingress: { ...onIngress('beta.staging.markets.example').ingress, cdnSourceRanges: CDN } } as never;
-    const overlay = { tenants: { alpha: { settings: POLICY, api: alpha.api }, beta: { settings: POLICY, api: beta.api } } };
+    const onIngress = (host: string, cdn: string[] = []) => ({ httpRoute: { enabled: false }, ingress: { enabled: true, host, trustedProxies: ['10.16.0.0/14'], cdnSourceRanges: cdn } });
+    env.tenants.alpha!.api = { ...env.tenants.alpha!.api, ...onIngress('alpha.staging.markets.example') } as never;
+    env.tenants.beta!.api = { ...env.tenants.beta!.api, ...onIngress('beta.staging.markets.example', CDN) } as never;
+    env.tenants.beta!.settings = { ...env.tenants.beta!.settings, ...POLICY };
+    const overlay = { tenants: { alpha: { api: env.tenants.alpha!.api }, beta: { settings: POLICY, api: env.tenants.beta!.api } } };
     const fromCdk8s = countryAnnotations(synthEnvironment(env, 'test').flatMap((f) => f.objects as Manifest[]));
-    const fromHelm = countryAnnotations(
-      await helmTemplate([
-        path.join(CHART, 'values-staging.yaml'),
-        overlay,
-      ]),
-    );
+    const fromHelm = countryAnnotations(await helmTemplate([path.join(CHART, 'values-staging.yaml'), overlay]));
     expect(fromCdk8s).toEqual({
-      'mi-alpha': { allowlist: undefined, snippet: 'proxy_set_header CF-IPCountry "";' },
-      'mi-beta': { allowlist: '203.0.113.0/24,2001:db8::/32', snippet: undefined },
+      'mi-alpha/market-indexer-api': { allowlist: undefined, snippets: [] },
+      'mi-alpha/market-indexer-api-ws': { allowlist: undefined, snippets: [] },
+      'mi-beta/market-indexer-api': { allowlist: '203.0.113.0/24,2001:db8::/32', snippets: [] },
+      'mi-beta/market-indexer-api-ws': { allowlist: '203.0.113.0/24,2001:db8::/32', snippets: [] },
     });
     expect(fromHelm).toEqual(fromCdk8s);
-
-    // Without a country header nothing changes.
-    for (const t of [alpha, beta]) t.settings = {};
-    const plain = countryAnnotations(synthEnvironment(env, 'test').flatMap((f) => f.objects as Manifest[]));
-    expect(plain).toEqual({ 'mi-alpha': { allowlist: undefined, snippet: undefined }, 'mi-beta': { allowlist: undefined, snippet: undefined } });
-    expect(countryAnnotations(await helmTemplate([path.join(CHART, 'values-staging.yaml'), { tenants: { alpha: { api: alpha.api }, beta: { api: beta.api } } }]))).toEqual(plain);
   });
 });

@@ -86,7 +86,17 @@ export const tenantArb = (name: string): fc.Arbitrary<TenantInput> =>
             : {}),
           ...(r.ingress === undefined
             ? {}
-            : { ingress: { enabled: true, host: `${name}.example.com`, tlsSecretName: r.ingress ? `${name}-tls` : '', trustedProxies: [...r.trustedProxies] } }),
+            : {
+                ingress: {
+                  enabled: true,
+                  host: `${name}.example.com`,
+                  tlsSecretName: r.ingress ? `${name}-tls` : '',
+                  trustedProxies: [...r.trustedProxies],
+                  // A country header on an Ingress needs its CDN (D-484).
+                  ...(r.policy ? { cdnSourceRanges: ['203.0.113.0/24', '2001:db8::/32'] } : {}),
+                  ...(r.ingress ? { annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '1m' } } : {}),
+                },
+              }),
           httpRoute:
             r.route === undefined
               ? {}
@@ -206,6 +216,21 @@ export const TRUST_REFUSALS: [string, (e: any) => unknown, string][] = [
     "a CDN's country header through a Gateway anyone reaches",
     (e) => (e.tenants.alpha.api.httpRoute.cdn = { enabled: true }),
     "api.httpRoute.cdn.gatewayAdmitsOnlyCdn: required with api.httpRoute.cdn.enabled: an HTTPRoute cannot limit who connects, so the platform's Gateway (or its load balancer) must admit only the CDN's addresses, or a client's own country header reaches the API (docs/deploy.md, D-482)",
+  ],
+  [
+    'a snippet annotation on the Ingress (migration)',
+    (e) => (e.tenants.alpha.api.ingress = { enabled: true, host: 'alpha-old.staging.markets.example', trustedProxies: ['10.16.0.0/14'], annotations: { 'nginx.ingress.kubernetes.io/configuration-snippet': 'proxy_set_header CF-IPCountry "";' } }),
+    'api.ingress.annotations["nginx.ingress.kubernetes.io/configuration-snippet"]: refused (D-484): the kit renders no snippet annotation; what it did with one, the HTTPRoute does in Gateway API\'s core (api.httpRoute, docs/deploy.md "Upgrading")',
+  ],
+  [
+    "the hour-long timeout of 0.1's Ingress (migration)",
+    (e) => (e.tenants.alpha.api.ingress = { enabled: true, host: 'alpha-old.staging.markets.example', trustedProxies: ['10.16.0.0/14'], annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '3600' } }),
+    'api.ingress.annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]: set by the kit (D-484): REST and /tx wait 10 s, /ws 45 s on an Ingress of its own, and the CDN\'s addresses come from api.ingress.cdnSourceRanges; remove it (docs/deploy.md "Upgrading")',
+  ],
+  [
+    'a country header on an Ingress without a CDN',
+    (e) => ((e.tenants.alpha.api.ingress = { enabled: true, host: 'alpha-old.staging.markets.example', trustedProxies: ['10.16.0.0/14'] }), (e.tenants.alpha.settings = TRUST_POLICY)),
+    'api.ingress.cdnSourceRanges: required with settings.GEO_COUNTRY_HEADER when api.ingress.enabled is true: an Ingress cannot remove the header clients send without a snippet (D-484); use the HTTPRoute (api.httpRoute.hostnames), which removes it, or state the CDN that sets it',
   ],
   ['a hop count in settings', (e) => (e.tenants.beta.settings.TRUST_PROXY = 2), "settings.TRUST_PROXY: a hop count or true trusts whoever connects; list the proxies' addresses or subnets"],
   ['true in settings', (e) => (e.settings.TRUST_PROXY = true), "settings.TRUST_PROXY: a hop count or true trusts whoever connects"],

@@ -23,9 +23,9 @@ describe("the chart README's parameters table (scripts/generated/chart-readme.ts
       '  # continued on the next line.',
       '  replicas: 2',
       '  ingress:',
-      '    # -- Ingress annotations (defaults keep WebSocket connections open for an hour).',
+      "    # -- Annotations of both Ingresses; the timeouts, the CDN's allow-list and any snippet are the kit's to set or refuse.",
       '    annotations:',
-      '      nginx.ingress.kubernetes.io/proxy-read-timeout: "3600"',
+      '      nginx.ingress.kubernetes.io/proxy-body-size: "1m"',
       'monitoring:',
       '  # -- API objectives of the multi-window, multi-burn-rate alerts.',
       '  slo:',
@@ -53,7 +53,7 @@ describe("the chart README's parameters table (scripts/generated/chart-readme.ts
       'settings: {}',
     ].join('\n');
     expect(valuesRows(yaml)).toEqual([
-      { key: 'api.ingress.annotations', type: 'object', default: '`{"nginx.ingress.kubernetes.io/proxy-read-timeout":"3600"}`', description: 'Ingress annotations (defaults keep WebSocket connections open for an hour).' },
+      { key: 'api.ingress.annotations', type: 'object', default: '`{"nginx.ingress.kubernetes.io/proxy-body-size":"1m"}`', description: "Annotations of both Ingresses; the timeouts, the CDN's allow-list and any snippet are the kit's to set or refuse." },
       { key: 'api.replicas', type: 'int', default: '`2`', description: 'Replicas when autoscaling is off, continued on the next line.' },
       { key: 'environment', type: 'string', default: '`"default"`', description: 'Environment name, a label on every object.' },
       { key: 'monitoring.enabled', type: 'bool', default: '`true`', description: 'ServiceMonitors and the PrometheusRule (needs the prometheus-operator CRDs).' },

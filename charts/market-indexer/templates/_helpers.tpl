@@ -313,6 +313,21 @@ tenantProblems in cdk8s/lib/resolve.ts. Argument: (dict "tenant" t "v" v).
 {{- $p = append $p "api.httpRoute.cdn.gatewayAdmitsOnlyCdn: required with api.httpRoute.cdn.enabled: an HTTPRoute cannot limit who connects, so the platform's Gateway (or its load balancer) must admit only the CDN's addresses, or a client's own country header reaches the API (docs/deploy.md, D-482)" -}}
 {{- end -}}
 {{- end -}}
+{{- /* What the Ingress no longer does, each refused by name: ingressProblems in cdk8s/lib/country-header.ts (D-484). */ -}}
+{{- $facts := include "market-indexer.facts" .root | fromJson -}}
+{{- if $v.api.ingress.enabled -}}
+{{- $ann := $v.api.ingress.annotations | default dict -}}
+{{- range $key := keys $ann | sortAlpha -}}
+{{- if regexMatch "^nginx\\.ingress\\.kubernetes\\.io/[a-z-]*snippet$" $key -}}
+{{- $p = append $p (printf "api.ingress.annotations[\"%s\"]: refused (D-484): the kit renders no snippet annotation; what it did with one, the HTTPRoute does in Gateway API's core (api.httpRoute, docs/deploy.md \"Upgrading\")" $key) -}}
+{{- else if has $key (list "nginx.ingress.kubernetes.io/whitelist-source-range" "nginx.ingress.kubernetes.io/proxy-read-timeout" "nginx.ingress.kubernetes.io/proxy-send-timeout") -}}
+{{- $p = append $p (printf "api.ingress.annotations[\"%s\"]: set by the kit (D-484): REST and /tx wait %v s, /ws %v s on an Ingress of its own, and the CDN's addresses come from api.ingress.cdnSourceRanges; remove it (docs/deploy.md \"Upgrading\")" $key $facts.ingress.timeoutSeconds.rest $facts.ingress.timeoutSeconds.ws) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.settings.GEO_COUNTRY_HEADER (not $v.api.ingress.cdnSourceRanges) -}}
+{{- $p = append $p "api.ingress.cdnSourceRanges: required with settings.GEO_COUNTRY_HEADER when api.ingress.enabled is true: an Ingress cannot remove the header clients send without a snippet (D-484); use the HTTPRoute (api.httpRoute.hostnames), which removes it, or state the CDN that sets it" -}}
+{{- end -}}
+{{- end -}}
 {{- /* Whom the API believes about a client (D-230, D-192): proxyProblems in cdk8s/lib/resolve.ts. */ -}}
 {{- $ing := $v.api.ingress -}}
 {{- $hasOwn := hasKey $v.settings "TRUST_PROXY" -}}

@@ -64,4 +64,26 @@ describe('cdk8s kit: the HTTPRoute', () => {
     expect(ns('mi-alpha')).toEqual(['nginx-gateway', 'monitoring']);
     expect(ns('mi-beta')).toEqual(['ingress-nginx', 'monitoring']);
   });
+
+  it('renders no snippet annotation and no hour-long REST timeout in any environment, on the route or on the Ingress option (issue 49)', () => {
+    const onIngress = (env: EnvironmentInput): EnvironmentInput => ({
+      ...env,
+      tenants: Object.fromEntries(
+        Object.entries(env.tenants).map(([t, v]) => [t, { ...v, api: { ...v.api, ingress: { enabled: true, host: `${t}.ingress.example`, trustedProxies: ['10.0.0.0/8'] } } }]),
+      ),
+    });
+    const envs = Object.values(ENVIRONMENTS).flatMap((env) => [env, onIngress(env)]);
+    const objects = envs.flatMap((env) => tenantObjectsOf(env));
+    const ingresses = objects.filter((o) => o.kind === 'Ingress');
+    // Not vacuous: every tenant of every environment has both Ingresses in the second half.
+    expect(ingresses.length).toBe(2 * Object.values(ENVIRONMENTS).reduce((n, e) => n + Object.keys(e.tenants).length, 0));
+    const annotations = objects.flatMap((o) => Object.entries(o.metadata.annotations ?? {}).map(([k, v]) => [keyOf(o), k, v] as const));
+    expect(annotations.filter(([, k]) => /snippet/i.test(k))).toEqual([]);
+    const timeouts = ingresses.map((o) => [o.metadata.name, Number(o.metadata.annotations?.['nginx.ingress.kubernetes.io/proxy-read-timeout'])] as const);
+    expect(new Set(timeouts.map(([name, s]) => `${name} ${s}`))).toEqual(new Set(['market-indexer-api 10', 'market-indexer-api-ws 45']));
+    expect(annotations.filter(([, , v]) => v === '3600')).toEqual([]);
+    // The REST Ingress takes /, the /ws one only /ws.
+    const paths = (o: Manifest) => (o as unknown as { spec: { rules: { http: { paths: { path: string; pathType: string }[] } }[] } }).spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`);
+    expect(new Set(ingresses.map((o) => `${o.metadata.name}: ${paths(o).join(', ')}`))).toEqual(new Set(['market-indexer-api: Prefix /', 'market-indexer-api-ws: Exact /ws']));
+  });
 });
