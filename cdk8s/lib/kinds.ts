@@ -22,6 +22,8 @@ export const SECRET = k('v1', 'Secret', 'secrets');
 export const NAMESPACE = k('v1', 'Namespace', 'namespaces', false);
 export const ROLE_BINDING = k('rbac.authorization.k8s.io/v1', 'RoleBinding', 'rolebindings');
 export const CLUSTER_ROLE = k('rbac.authorization.k8s.io/v1', 'ClusterRole', 'clusterroles', false);
+/** A tenant's CloudNativePG database (D-500): it holds data, so it is never deleted by the operator (D-505). */
+export const CNPG_CLUSTER = k('postgresql.cnpg.io/v1', 'Cluster', 'clusters');
 
 /** Every kind the kit renders for a tenant: the operator applies, watches and prunes these. A test
  * keeps this list equal to the kinds the tenant construct renders. */
@@ -42,10 +44,11 @@ export const CHILD_KINDS: KindInfo[] = [
   k('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies'),
   k('monitoring.coreos.com/v1', 'ServiceMonitor', 'servicemonitors'),
   k('monitoring.coreos.com/v1', 'PrometheusRule', 'prometheusrules'),
+  CNPG_CLUSTER,
 ];
 
 /** The kinds whose objects hold a tenant's data: kept when a MarketIndexer with `Retain` goes. */
-export const DATA_KINDS = new Set(['Namespace', 'Secret']);
+export const DATA_KINDS = new Set(['Namespace', 'Secret', CNPG_CLUSTER.kind]);
 
 export function kindOf(apiVersion: string, kind: string): KindInfo {
   const info = [MARKET_INDEXER, LEASE, EVENT, ROLE_BINDING, ...CHILD_KINDS].find((x) => x.apiVersion === apiVersion && x.kind === kind);

@@ -1,4 +1,4 @@
-import { CHILD_KINDS, CLUSTER_ROLE, EVENT, LEASE, MARKET_INDEXER, NAMESPACE, ROLE_BINDING, SECRET, type KindInfo } from './kinds';
+import { CHILD_KINDS, CLUSTER_ROLE, CNPG_CLUSTER, EVENT, LEASE, MARKET_INDEXER, NAMESPACE, ROLE_BINDING, SECRET, type KindInfo } from './kinds';
 import { namespaceOf } from './names';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'bind';
@@ -52,7 +52,8 @@ const childVerbs = (k: KindInfo): Verb[] =>
   // Secrets are never deleted by the operator: one it no longer renders is let go (D-84); one a
   // tenant refers to is read to check its keys. They are listed per tenant namespace, never
   // watched cluster-wide (D-320); the other kinds are read through cluster-wide caches.
-  k === SECRET ? ['list', 'patch', 'get'] : ['patch', 'delete'];
+  // A CloudNativePG Cluster holds the tenant's database: applied, let go, never deleted (D-505).
+  k === SECRET ? ['list', 'patch', 'get'] : k === CNPG_CLUSTER ? ['patch'] : ['patch', 'delete'];
 
 /** The kinds the operator lists and watches cluster-wide, selected by its label (D-320): every namespaced child but Secrets. */
 export const CLUSTER_WATCHED_KINDS = CHILD_KINDS.filter((k) => k.namespaced && k !== SECRET);

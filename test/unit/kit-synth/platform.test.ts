@@ -84,6 +84,12 @@ describe('cdk8s kit: the operator in the platform part', () => {
     expect(commandFor({ limits: { memory: '2G' } })).toEqual(['node', '--max-old-space-size=953', 'dist/operator/main.js']);
   });
 
+  it("holds on CloudNativePG Clusters only what applying and watching them takes: never delete, never read one it did not label (D-505)", () => {
+    const on = (scope: 'cluster' | 'tenant') => rulesOf(scope, 'market-indexer-system').filter((r) => r.apiGroups.includes('postgresql.cnpg.io'));
+    expect(on('cluster')).toEqual([{ apiGroups: ['postgresql.cnpg.io'], resources: ['clusters'], verbs: ['list', 'watch'] }]);
+    expect(on('tenant')).toEqual([{ apiGroups: ['postgresql.cnpg.io'], resources: ['clusters'], verbs: ['patch'] }]);
+  });
+
   it('lists among the kinds it manages every kind a tenant renders (CHILD_KINDS)', () => {
     const full = {
       environment: 'x',
@@ -99,6 +105,8 @@ describe('cdk8s kit: the operator in the platform part', () => {
           networkPolicy: { egress: { rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] } } },
           quota: { persistentVolumeClaims: 2 },
         },
+        // A CloudNativePG database cannot sit beside the dev stores: a second tenant has it.
+        db: { database: { cloudnativepg: { enabled: true } }, networkPolicy: { enabled: false } },
       },
     } as unknown as EnvironmentInput;
     const kinds = new Set(tenantObjectsOf(full).map((o) => `${o.apiVersion} ${o.kind}`));
