@@ -13,6 +13,8 @@ export default async function globalTeardown(): Promise<void> {
   );
   for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   const roles = await admin.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [`${run}\\_%`]);
+  const tenantRoles = await admin.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [`${tenantPrefix(run)}-%`]);
+  roles.rows.push(...tenantRoles.rows);
   for (const { rolname } of roles.rows) await admin.query(`DROP ROLE IF EXISTS "${rolname}"`).catch(() => {});
   await admin.end();
 
