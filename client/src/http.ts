@@ -33,6 +33,8 @@ export interface ClientOptions {
   signer?: Signer;
   /** The `domain` signed messages name: one of the API's `PUBLIC_HOSTS`. Default: the host name of `baseUrl`. */
   domain?: string;
+  /** The `chain` signed messages name (the API's `CHAIN_ID`); left out, the API takes its own. */
+  chain?: string;
   /** `x-api-key` on every request (an API-key plan's tier). */
   apiKey?: string;
   retry?: Partial<RetryPolicy>;
@@ -85,7 +87,7 @@ export function createRestClient(options: ClientOptions): RestClient {
       if (sign) {
         if (!options.signer) throw new TypeError('a signed request needs a signer (createMarketClient({ signer }))');
         // Signed again for every attempt: a new nonce and timestamp (the API refuses a nonce it has seen).
-        for (const [k, v] of Object.entries(await walletHeaders(options.signer, method, request.url, { domain, clock }))) headers.set(k, v);
+        for (const [k, v] of Object.entries(await walletHeaders(options.signer, method, request.url, { domain, clock, chain: options.chain }))) headers.set(k, v);
       }
       const offsetBefore = clock.offsetMs;
       const sentAt = Date.now();

@@ -3,7 +3,6 @@ import {
   createKeyPairSignerFromBytes,
   createKeyPairSignerFromPrivateKeyBytes,
   createSolanaRpc,
-  getBase58Decoder,
   getBase58Encoder,
   getBase64EncodedWireTransaction,
   getTransactionDecoder,
@@ -11,6 +10,7 @@ import {
   signTransaction,
   type KeyPairSigner,
 } from '@solana/kit';
+import { createRestClient, MarketApiError, type Signer } from '../../client/src';
 import { checkBuiltTransaction, DEFAULT_MARKET_PROGRAM, expectedFor, TransactionRefused } from './check-tx';
 
 /**
@@ -54,7 +54,6 @@ export class WalletRequestError extends Error {
   }
 }
 
-const MAX_ATTEMPTS = 4;
 const MAX_RETRY_AFTER_S = 60;
 
 export type TxName = 'place-order' | 'cancel-order' | 'claim-payout' | 'claim-referral' | 'claim-creator-fees';
@@ -81,48 +80,23 @@ export function createWalletClient(opts: WalletClientOptions) {
   const doFetch = opts.fetch ?? fetch;
   const rpc = createSolanaRpc(opts.rpc);
   const { signer } = opts.key;
-  const utf8 = new TextEncoder();
 
-  /** The three headers of a signed request: the message, signed over its exact bytes. */
-  async function authHeaders(action: string): Promise<Record<string, string>> {
-    const message = JSON.stringify({ domain, chain, timestamp: Math.floor(Date.now() / 1000), action, nonce: randomBytes(12).toString('hex') });
-    const signature = await signBytes(signer.keyPair.privateKey, utf8.encode(message));
-    return { 'x-wallet-pubkey': signer.address, 'x-wallet-signature': getBase58Decoder().decode(signature), 'x-wallet-message': message };
-  }
-
-  /** How long a 429 asks to wait (Retry-After, seconds), or undefined when it may not be waited out. */
-  const retryAfterMs = (res: Response) => {
-    const s = Number(res.headers.get('retry-after'));
-    return Number.isFinite(s) && s >= 0 && s <= MAX_RETRY_AFTER_S ? s * 1000 : undefined;
-  };
+  // Requests go through the client SDK (D-531): signed with a fresh nonce per attempt on the
+  // server's clock, reads retried after Retry-After, errors typed; the wallet keeps its own
+  // WalletRequestError for its callers.
+  const sdkSigner: Signer = { publicKey: signer.address, signMessage: async (bytes) => new Uint8Array(await signBytes(signer.keyPair.privateKey, bytes)) };
+  const http = createRestClient({ baseUrl: api, signer: sdkSigner, domain, chain, fetch: (r) => doFetch(r), retry: { maxRetryAfterMs: MAX_RETRY_AFTER_S * 1000 } });
 
   async function request(method: 'GET' | 'POST', path: string, body?: unknown, signed = true): Promise<unknown> {
-    for (let attempt = 1; ; attempt++) {
-      // A fresh message (its nonce is single-use) for every attempt.
-      const headers: Record<string, string> = signed ? await authHeaders(`${method} ${path}`) : {};
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await doFetch(`${api}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      // Rate limited: wait as the answer says, as a polite client does, a few times.
-      const wait = res.status === 429 && attempt < MAX_ATTEMPTS ? retryAfterMs(res) : undefined;
-      if (wait !== undefined) {
-        await res.arrayBuffer();
-        await new Promise((r) => setTimeout(r, wait));
-        continue;
-      }
-      return answer(res, method, path);
-    }
-  }
-
-  async function answer(res: Response, method: string, path: string): Promise<unknown> {
-    const text = await res.text();
-    let parsed: unknown;
+    const c = signed ? http.signed : http.rest;
     try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = text;
+      const call = c[method] as (path: string, init: { body?: unknown }) => Promise<{ data?: unknown }>;
+      const r = await call(`/api/v1${path}`, body === undefined ? {} : { body });
+      return (r as { data?: unknown }).data;
+    } catch (err) {
+      if (err instanceof MarketApiError) throw new WalletRequestError(err.status, { error: err.message.replace(/^\d+ \S+: /, ''), code: err.code, details: err.details }, `${method} ${path}`);
+      throw err;
     }
-    if (!res.ok) throw new WalletRequestError(res.status, parsed, `${method} ${path}`);
-    return parsed;
   }
 
   return {
