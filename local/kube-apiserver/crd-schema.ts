@@ -1,11 +1,11 @@
 import Ajv, { type ValidateFunction } from 'ajv';
+import { compileCelRules, type CompiledRules } from './crd-cel';
 import type { Json } from './fields';
 
 /**
  * What the API server does with a custom resource against its CRD's structural schema:
- * defaulting, pruning of unknown fields, OpenAPI validation, and the CEL transition rule the
- * kit uses (`self == oldSelf`). Any other CEL rule is refused when the CRD is created, so an
- * unsupported rule can never pass silently.
+ * defaulting, pruning of unknown fields, OpenAPI validation, then the CRD's CEL rules
+ * (crd-cel.ts: a rule that does not compile makes the CRD Invalid, so none passes silently).
  */
 export interface FieldError {
   field: string;
@@ -39,32 +39,17 @@ function toAjvSchema(s: Json): Json {
   return out;
 }
 
-interface Rule {
-  path: string[];
-  rule: string;
-  message: string;
-}
-
-function rulesOf(s: Json, path: string[] = []): Rule[] {
-  const out: Rule[] = [];
-  for (const r of (s['x-kubernetes-validations'] as { rule: string; message?: string }[] | undefined) ?? []) {
-    out.push({ path, rule: r.rule, message: r.message ?? `failed rule: ${r.rule}` });
-  }
-  for (const [p, sub] of Object.entries((s.properties as Record<string, Json> | undefined) ?? {})) out.push(...rulesOf(sub, [...path, p]));
-  return out;
-}
-
 export interface CompiledSchema {
   /** Defaults and prunes in place, then validates; `old` is the stored object on update. */
   admit(obj: Json, old: Json | undefined): FieldError[];
 }
 
 export function compileCrdSchema(schema: Json): CompiledSchema {
-  const rules = rulesOf(schema);
-  for (const r of rules) {
-    if (r.rule.replace(/\s+/g, ' ').trim() !== 'self == oldSelf') {
-      throw new Error(`test API server: unsupported CEL rule "${r.rule}" at ${r.path.join('.')}`);
-    }
+  let rules: CompiledRules;
+  try {
+    rules = compileCelRules(schema);
+  } catch (err) {
+    throw new Error(`test API server: ${(err as Error).message}`);
   }
   const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
   const validate: ValidateFunction = ajv.compile(toAjvSchema(schema));
@@ -79,15 +64,8 @@ export function compileCrdSchema(schema: Json): CompiledSchema {
           errors.push({ field: field || '<root>', message: `Invalid value: ${e.message}` });
         }
       }
-      if (old) {
-        for (const r of rules) {
-          const get = (o: unknown) => r.path.reduce<unknown>((v, k) => (isMap(v) ? v[k] : undefined), o);
-          const before = get(old);
-          if (before !== undefined && JSON.stringify(before) !== JSON.stringify(get(obj))) {
-            errors.push({ field: r.path.join('.'), message: `Invalid value: ${JSON.stringify(get(obj))}: ${r.message}` });
-          }
-        }
-      }
+      // As kube-apiserver, CEL rules run on what passed the OpenAPI checks.
+      if (!errors.length) errors.push(...rules.check(obj, old));
       return errors;
     },
   };

@@ -67,7 +67,11 @@ export const BUILT_IN: ResourceType[] = [
   grouped('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, true, ['crd', 'crds']),
 ];
 
-/** The resource types a CRD object defines (one per served version). */
+/**
+ * The resource type a CRD object defines: its storage version. The store keeps one version of
+ * each resource, so a CRD's other served versions (Gateway API's v1beta1 beside v1) are not
+ * served here: a client asking for one gets 404, never a version converted wrongly.
+ */
 export function typesOfCrd(crd: {
   spec: {
     group: string;
@@ -76,6 +80,7 @@ export function typesOfCrd(crd: {
     versions: {
       name: string;
       served: boolean;
+      storage?: boolean;
       subresources?: { status?: object };
       additionalPrinterColumns?: { name: string; type: string; jsonPath: string }[];
       schema?: { openAPIV3Schema?: Record<string, unknown> };
@@ -84,7 +89,7 @@ export function typesOfCrd(crd: {
 }): ResourceType[] {
   const s = crd.spec;
   return s.versions
-    .filter((v) => v.served)
+    .filter((v) => v.served && v.storage !== false)
     .map((v) => ({
       group: s.group,
       version: v.name,
