@@ -51,8 +51,8 @@ describe('test API server, driven by the real kubectl', () => {
   };
 
   it('takes a whole tenant with kubectl apply --server-side, and a second apply changes nothing', async () => {
-    // The tenant carries a PodMonitor and an HTTPRoute: their CRDs come first, as on a cluster.
-    for (const crds of ['monitoring.coreos.com.yaml', 'gateway.networking.k8s.io.yaml']) {
+    // The tenant carries a PodMonitor, an HTTPRoute and a CloudNativePG Cluster: their CRDs first, as on a cluster.
+    for (const crds of ['monitoring.coreos.com.yaml', 'gateway.networking.k8s.io.yaml', 'postgresql.cnpg.io.yaml']) {
       expect((await kubectl('apply', '--server-side', '-f', path.join(ROOT, 'cdk8s/crds', crds))).code).toBe(0);
     }
     const first = await kubectl('apply', '--server-side', '-f', tenantFile());
