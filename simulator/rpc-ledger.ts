@@ -80,3 +80,4 @@ export function createRpcLedger(opts: { historySlots: number | undefined; slot: 
     entries: (): readonly LedgerEntry[] => ledger,
   };
 }
+export type RpcLedger = ReturnType<typeof createRpcLedger>;

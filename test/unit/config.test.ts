@@ -147,6 +147,7 @@ describe('config', () => {
       CHAIN_ID: 'solana-devnet',
       PROGRAM_ID: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin',
       DATABASE_URL: 'postgres://u@db:5432/x',
+      DATABASE_READ_URL: 'postgres://u:p@db-ro:5432/market',
       REDIS_URL: 'redis://cache:6379',
       DATA_DIR: '/var/lib/market',
       RPC_URL: 'https://rpc.example',
