@@ -399,7 +399,7 @@ export interface MarketIndexerSpecApi {
   readonly resources?: MarketIndexerSpecApiResources;
 
   /**
-   * the web origins (scheme://host[:port]) whose pages may send signed and API-key requests from a browser (the API's CORS_ALLOWED_ORIGINS, D-521); public reads answer any origin
+   * the web origins (scheme://host[:port]) whose pages may send signed and API-key requests from a browser (the API's CORS_ALLOWED_ORIGINS); public reads answer any origin
    *
    * @schema MarketIndexerSpecApi#corsAllowedOrigins
    */

@@ -113,7 +113,7 @@ const tenantProperties = {
         { additionalProperties: false },
       ),
       resources: Resources,
-      corsAllowedOrigins: Type.Array(Type.String({ pattern: '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$', maxLength: 260 }), { description: "the web origins (scheme://host[:port]) whose pages may send signed and API-key requests from a browser (the API's CORS_ALLOWED_ORIGINS, D-521); public reads answer any origin" }),
+      corsAllowedOrigins: Type.Array(Type.String({ pattern: '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$', maxLength: 260 }), { description: "the web origins (scheme://host[:port]) whose pages may send signed and API-key requests from a browser (the API's CORS_ALLOWED_ORIGINS); public reads answer any origin" }),
       httpRoute: Type.Object(
         {
           enabled: Type.Boolean({

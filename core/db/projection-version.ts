@@ -80,4 +80,10 @@ export interface ProjectionFingerprint {
 /** Every fingerprint accepted so far, oldest first; append only. */
 export const PROJECTION_HISTORY: readonly ProjectionFingerprint[] = [
   { version: 1, fingerprint: '2a0e2ce554553fd2', change: 'The projection of releases 0.1.0 and 0.2.0 (no step or descriptor changed between them): what every database built before versions were recorded holds.' },
+  {
+    version: 1,
+    fingerprint: 'b3e21584ff00f272',
+    change:
+      'The parser places emit_cpi events behind a precompile under the right instruction (D-470), and a body the provider never serves becomes a dead letter instead of a stall (D-463): a transaction without a precompile in front of the program\'s instruction yields the same rows as before; one with a precompile lost its emit_cpi events before, so a database that indexed such a transaction is rebuilt by a re-index (docs/deploy.md, Re-indexing).',
+  },
 ];

