@@ -35,8 +35,8 @@ const LEASE_SECONDS = 3;
 const POLICY = { imageRepositories: ['registry.example/market-indexer-canary'], egressBlocks: [{ cidr: '10.0.0.0/8', except: ['10.96.0.0/12'] }] };
 const ENVIRONMENT_DEFAULTS = {
   image: { tag: '1.0.0' },
-  // The ingress controller's addresses, which a tenant with an ingress needs (D-230).
-  api: { ingress: { trustedProxies: ['10.2.0.0/16'] } },
+  // The ingress controller's and the Gateway's addresses, which a tenant with an edge needs (D-230).
+  api: { ingress: { trustedProxies: ['10.2.0.0/16'] }, httpRoute: { trustedProxies: ['10.3.0.0/16'] } },
   networkPolicy: { egress: { database: { ipBlocks: [{ cidr: '10.0.0.0/16' }] }, redis: { ipBlocks: [{ cidr: '10.1.0.0/16' }] }, rpc: { ipBlocks: [{ cidr: '0.0.0.0/0' }] } } },
 };
 
@@ -125,7 +125,10 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     }
     const crds = type('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
     s().create(crds, undefined, marketIndexerCrd(), 'test');
-    for (const crd of parseManifests(readFileSync(path.join(ROOT, 'cdk8s/crds/monitoring.coreos.com.yaml'), 'utf8'))) s().create(crds, undefined, crd, 'test');
+    // The CRDs of what a tenant may carry: the prometheus-operator's, Gateway API's, CloudNativePG's.
+    for (const file of ['monitoring.coreos.com.yaml', 'gateway.networking.k8s.io.yaml', 'postgresql.cnpg.io.yaml']) {
+      for (const crd of parseManifests(readFileSync(path.join(ROOT, 'cdk8s/crds', file), 'utf8'))) s().create(crds, undefined, crd, 'test');
+    }
     statusServer = http.createServer((req, res) => {
       const tenant = (req.url ?? '').split('/')[1]!;
       const body = indexerStatus.get(tenant) ?? { slotLag: 3, lastProcessedSlot: '1000', writer: `indexer-${tenant}-0:7`, indexerRunning: true };
@@ -147,7 +150,11 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     tenant: 'alpha',
     source: { type: 'simulator' },
     devStores: { enabled: true },
-    api: { autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 }, ingress: { enabled: true, host: 'alpha.example.com', tlsSecretName: 'alpha-tls' } },
+    api: {
+      autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 },
+      ingress: { enabled: true, host: 'alpha.example.com', tlsSecretName: 'alpha-tls' },
+      httpRoute: { hostnames: ['alpha.example.com'], parentRefs: [{ name: 'public', namespace: 'gateway-system' }] },
+    },
     quota: { requestsCpu: '8', limitsCpu: '32', limitsMemory: '32Gi', persistentVolumeClaims: 3 },
   };
 
@@ -266,16 +273,17 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
 
   it('prunes what it no longer renders, and only that', async () => {
     const mark = api.requests.length;
-    patchSpec('alpha', { api: { ...alphaSpec.api, autoscaling: { enabled: false } }, monitoring: { enabled: false } });
+    patchSpec('alpha', { api: { ...alphaSpec.api, autoscaling: { enabled: false }, httpRoute: { ...alphaSpec.api.httpRoute, enabled: false } }, monitoring: { enabled: false } });
     const pruned = [
       [type('autoscaling', 'v2', 'horizontalpodautoscalers'), 'market-indexer-api'],
+      [type('gateway.networking.k8s.io', 'v1', 'httproutes'), 'market-indexer-api'],
       [type('monitoring.coreos.com', 'v1', 'prometheusrules'), 'market-indexer'],
       [type('monitoring.coreos.com', 'v1', 'servicemonitors'), 'market-indexer-api'],
       [type('monitoring.coreos.com', 'v1', 'servicemonitors'), 'market-indexer-indexer'],
     ] as const;
-    await waitFor('HPA and monitoring gone', async () => pruned.every(([t, n]) => !s().find(t, 'mi-alpha', n)));
+    await waitFor('HPA, route and monitoring gone', async () => pruned.every(([t, n]) => !s().find(t, 'mi-alpha', n)));
     const deletes = writesSince(mark).filter((w) => w.verb === 'delete').map((w) => `${w.resource}/${w.name}`).sort();
-    expect(deletes).toEqual(['horizontalpodautoscalers/market-indexer-api', 'prometheusrules/market-indexer', 'servicemonitors/market-indexer-api', 'servicemonitors/market-indexer-indexer']);
+    expect(deletes).toEqual(['horizontalpodautoscalers/market-indexer-api', 'httproutes/market-indexer-api', 'prometheusrules/market-indexer', 'servicemonitors/market-indexer-api', 'servicemonitors/market-indexer-indexer']);
     await waitFor('the API Deployment states replicas again', async () => (s().find(type('apps', 'v1', 'deployments'), 'mi-alpha', 'market-indexer-api')!.spec as Json).replicas === 2);
   });
 
@@ -390,6 +398,18 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     );
     // The pods keep working on the Secret they had: the tenant stays served.
     await waitFor('delta still applied', async () => condition('delta', 'Degraded')?.status === 'False');
+  });
+
+  it('applies a CloudNativePG Cluster for a tenant that asks for one, and never deletes it when the tenant stops asking', async () => {
+    const clusters = type('postgresql.cnpg.io', 'v1', 'clusters');
+    patchSpec('delta', { database: { cloudnativepg: { enabled: true, instances: 1 } }, quota: { persistentVolumeClaims: 3 } });
+    await waitFor('the Cluster applied', async () => s().find(clusters, 'mi-delta', 'market-indexer-db'));
+    const mark = api.requests.length;
+    patchSpec('delta', { database: { cloudnativepg: { enabled: false } } });
+    await waitFor('delta applied without it', async () => condition('delta', 'Degraded')?.status === 'False' && getMi('delta')!.metadata.generation === getMi('delta')!.status?.observedGeneration);
+    // The database stays: let go, not deleted (D-505).
+    expect(s().find(clusters, 'mi-delta', 'market-indexer-db')).toBeDefined();
+    expect(writesSince(mark).filter((w) => w.verb === 'delete' && w.resource === 'clusters')).toEqual([]);
   });
 
   it('runs one leader of two; the other takes over when the leader is killed', async () => {
