@@ -104,9 +104,12 @@ describe('the quick start as written: docs/operator.md and docs/deploy.md comman
   });
 
   it("docs/deploy.md: the namespace and the Secret with kubectl, then synth, diff and apply of an environment", async () => {
-    // What the docs ask of the cluster (prometheus-operator CRDs with monitoring on), installed as
-    // a cluster would have them; not one of the docs' commands.
-    ok(await run(`npm run -s kubectl -- --kubeconfig ${KUBECONFIG} apply --server-side -f cdk8s/crds/monitoring.coreos.com.yaml`), 'monitoring CRDs');
+    // What the docs ask of the cluster (prometheus-operator CRDs with monitoring on, Gateway API's
+    // for the tenants' routes, CloudNativePG's for prod's databases), installed as a cluster would
+    // have them; not one of the docs' commands.
+    for (const crds of ['monitoring.coreos.com', 'gateway.networking.k8s.io', 'postgresql.cnpg.io']) {
+      ok(await run(`npm run -s kubectl -- --kubeconfig ${KUBECONFIG} apply --server-side -f cdk8s/crds/${crds}.yaml`), `${crds} CRDs`);
+    }
     const env = { ...shell(), PATH: `${binDir}:${process.env.PATH ?? ''}`, KUBECONFIG };
 
     const secrets = commandsOf(bashBlocks(DEPLOY_DOC, '## The Secrets to create per tenant (staging, prod)')[0]!);
