@@ -55,18 +55,12 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
   const MI = () => type('marketindexer.dev', 'v1alpha1', 'marketindexers');
   const getMi = (name: string) => s().find(MI(), undefined, name) as unknown as Mi | undefined;
   const condition = (name: string, t: string) => (getMi(name)?.status?.conditions as Condition[] | undefined)?.find((c) => c.type === t);
-  const ofTenant = (ns: string) =>
-    s()
-      .allTypes()
-      .flatMap((t) => (t.namespaced ? s().list(t, ns, []) : t.kind === 'Namespace' ? s().list(t, undefined, []).filter((o) => (o.metadata as Json).name === ns) : []));
+  const ofTenant = (ns: string) => s().allTypes().flatMap((t) => (t.namespaced ? s().list(t, ns, []) : t.kind === 'Namespace' ? s().list(t, undefined, []).filter((o) => (o.metadata as Json).name === ns) : []));
   const keyOf = (o: Json) => `${o.kind}/${(o.metadata as Json).namespace ?? ''}/${(o.metadata as Json).name}`;
   /** Requests of the operator that change the cluster, leases aside, since a mark. */
-  const writesSince = (mark: number) =>
-    api.requests.slice(mark).filter((r) => r.token === TOKEN && !['get', 'list', 'watch'].includes(r.verb) && r.resource !== 'leases');
-  const apply = (kind: string, plural: string, group: string, body: Json) =>
-    s().apply(type(group, 'v1', plural), (body.metadata as Json).namespace as string | undefined, (body.metadata as Json).name as string, body, 'test', true, 'main');
-  const createMi = (name: string, spec: Json) =>
-    s().create(MI(), undefined, { apiVersion: "marketindexer.dev/v1alpha1", kind: "MarketIndexer", metadata: { name }, spec }, "test") as unknown as Mi;
+  const writesSince = (mark: number) => api.requests.slice(mark).filter((r) => r.token === TOKEN && !['get', 'list', 'watch'].includes(r.verb) && r.resource !== 'leases');
+  const apply = (kind: string, plural: string, group: string, body: Json) => s().apply(type(group, 'v1', plural), (body.metadata as Json).namespace as string | undefined, (body.metadata as Json).name as string, body, 'test', true, 'main');
+  const createMi = (name: string, spec: Json) => s().create(MI(), undefined, { apiVersion: "marketindexer.dev/v1alpha1", kind: "MarketIndexer", metadata: { name }, spec }, "test") as unknown as Mi;
   const patchSpec = (name: string, spec: Json) => s().patch(MI(), undefined, name, (live) => ({ ...live, spec: { ...(live.spec as Json), ...spec } }), 'test', 'main');
 
   /** The Deployment controller's part: every Deployment of the namespace rolled out and available. */
@@ -80,29 +74,20 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
   }
 
   const metricsOf = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const metric = (text: string, name: string) =>
-    [...text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))].reduce((a, m) => a + Number(m[2]), 0);
+  const metric = (text: string, name: string) => [...text.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))].reduce((a, m) => a + Number(m[2]), 0);
 
   function startOperator(): Child {
-    const child = spawnOperator(['--kubeconfig', path.join(dir, 'operator.kubeconfig')], {
-      OPERATOR_ENVIRONMENT: 'test',
-      OPERATOR_DEFAULTS_FILE: path.join(dir, 'defaults.json'),
-      OPERATOR_STATUS_URL: `http://127.0.0.1:${(statusServer.address() as AddressInfo).port}/{tenant}/status`,
-      OPERATOR_STATUS_SECONDS: '1',
-      OPERATOR_RESYNC_SECONDS: '2',
-      OPERATOR_LEASE_SECONDS: String(LEASE_SECONDS),
-    });
+    const statusUrl = `http://127.0.0.1:${(statusServer.address() as AddressInfo).port}/{tenant}/status`;
+    const env = { OPERATOR_ENVIRONMENT: 'test', OPERATOR_DEFAULTS_FILE: path.join(dir, 'defaults.json'), OPERATOR_STATUS_URL: statusUrl, OPERATOR_STATUS_SECONDS: '1', OPERATOR_RESYNC_SECONDS: '2', OPERATOR_LEASE_SECONDS: String(LEASE_SECONDS) };
+    const child = spawnOperator(['--kubeconfig', path.join(dir, 'operator.kubeconfig')], env);
     operators.push(child);
     return child;
   }
 
   /** A request in the operator's name (its ServiceAccount), as a stolen token would make it. */
   const asOperator = async (method: string, urlPath: string, body?: Json) => {
-    const res = await fetch(`${api.url}${urlPath}`, {
-      method,
-      headers: { Authorization: `Bearer ${PROBE_TOKEN}`, 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const headers = { Authorization: `Bearer ${PROBE_TOKEN}`, 'Content-Type': 'application/json' };
+    const res = await fetch(`${api.url}${urlPath}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as Json };
   };
 
@@ -126,9 +111,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     const crds = type('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
     s().create(crds, undefined, marketIndexerCrd(), 'test');
     // The CRDs of what a tenant may carry: the prometheus-operator's, Gateway API's, CloudNativePG's.
-    for (const file of ['monitoring.coreos.com.yaml', 'gateway.networking.k8s.io.yaml', 'postgresql.cnpg.io.yaml']) {
-      for (const crd of parseManifests(readFileSync(path.join(ROOT, 'cdk8s/crds', file), 'utf8'))) s().create(crds, undefined, crd, 'test');
-    }
+    for (const file of ['monitoring.coreos.com', 'gateway.networking.k8s.io', 'postgresql.cnpg.io']) for (const crd of parseManifests(readFileSync(path.join(ROOT, `cdk8s/crds/${file}.yaml`), 'utf8'))) s().create(crds, undefined, crd, 'test');
     statusServer = http.createServer((req, res) => {
       const tenant = (req.url ?? '').split('/')[1]!;
       const body = indexerStatus.get(tenant) ?? { slotLag: 3, lastProcessedSlot: '1000', writer: `indexer-${tenant}-0:7`, indexerRunning: true };
@@ -150,11 +133,7 @@ describe('operator: a MarketIndexer becomes a whole tenant, kept converged', () 
     tenant: 'alpha',
     source: { type: 'simulator' },
     devStores: { enabled: true },
-    api: {
-      autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 },
-      ingress: { enabled: true, host: 'alpha.example.com', tlsSecretName: 'alpha-tls' },
-      httpRoute: { hostnames: ['alpha.example.com'], parentRefs: [{ name: 'public', namespace: 'gateway-system' }] },
-    },
+    api: { autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 6 }, ingress: { enabled: true, host: 'alpha.example.com', tlsSecretName: 'alpha-tls' }, httpRoute: { hostnames: ['alpha.example.com'], parentRefs: [{ name: 'public', namespace: 'gateway-system' }] } },
     quota: { requestsCpu: '8', limitsCpu: '32', limitsMemory: '32Gi', persistentVolumeClaims: 3 },
   };
 
