@@ -141,7 +141,7 @@ export function tenantProblems(v: TenantValues): string[] {
     p.push('api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas');
   }
   // Every source: the API builds /tx/* on the RPC's blockhashes (D-142, D-210).
-  if (!source.rpcUrlSecretRef) p.push('source.rpcUrlSecretRef: required (the API builds /tx/* transactions on the RPC\'s blockhashes; an rpc source\'s indexer reads it too)');
+  if (!source.rpcUrlSecretRef) p.push('source.rpcUrlSecretRef: required (the API builds /tx/* transactions on the RPC\'s blockhashes; an rpc or webhook source\'s indexer reads it too)');
   if (source.type === 'webhook' && !source.webhookSecretRef) p.push('source.webhookSecretRef: required when source.type is webhook');
   // Pushed transactions are queued by the process that receives them: a standby would keep them.
   if (source.type === 'webhook' && v.indexer.replicas !== 1) p.push('indexer.replicas must be 1 when source.type is webhook');

@@ -81,8 +81,8 @@ export type SecretSetting = keyof typeof SECRET_REFS;
 
 /** What a process never uses with a source although it reads it otherwise: no reason to hold the secret. */
 const UNUSED_WITH_SOURCE: Partial<Record<`${KitProcess}:${SourceType}`, readonly SecretSetting[]>> = {
-  // Webhook-only ingestion never calls the RPC (the API still does, for /tx/*).
-  'indexer:webhook': ['RPC_URL', 'RPC_WS_URL'],
+  // Webhook ingestion lists, orders and fills gaps over the RPC (D-472), but never subscribes.
+  'indexer:webhook': ['RPC_WS_URL'],
 };
 
 /**

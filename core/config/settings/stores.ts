@@ -65,7 +65,7 @@ export const STORE_SETTINGS = {
     default: 'http://127.0.0.1:8899',
     readBy: BOTH,
     // The default is a local validator's (or `npm start`'s chain): never a deployment's RPC.
-    requiredBy: ['api', 'indexer:rpc'],
+    requiredBy: ['api', 'indexer:rpc', 'indexer:webhook'],
     secret: true,
     description: 'Solana JSON-RPC endpoint: the indexer reads the program\'s transactions, the API reads recent blockhashes for `/tx/*`',
   }),
