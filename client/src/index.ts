@@ -14,6 +14,7 @@ export { createRestClient, ok, paginate, retryDelay, DEFAULT_RETRY, type ClientO
 export { createLiveClient, globalSocket, type LiveClient, type LiveEvent, type LiveItem, type LiveOptions, type SocketFactory, type SocketLike, type Update } from './live';
 export { keepBook, type KeptBook, type TopOfBook } from './book';
 export { createTxClient, signWireTransaction, type TxCheck, type TxName, type TxOptions } from './tx';
+export { checkBuiltTransaction, expectedFor, marketProgramCheck, TransactionRefused, IDL_PROGRAM, MAX_PRIORITY_FEE_LAMPORTS, type CheckInput, type ExpectedInstruction } from './check';
 export type { paths, components, operations } from './openapi';
 
 export type MarketListItem = components['schemas']['MarketListItem'];
@@ -45,10 +46,10 @@ export function createMarketClient(options: MarketClientOptions) {
     /** The top of a market's book (its numeric id and address), kept from the REST snapshot and `/ws`. */
     book: (market: { marketId: string | number; address: string }) =>
       keepBook(live, async () => ok(http.rest.GET('/api/v1/orderbook/top', { params: { query: { market: market.address } } })), market.marketId),
-    /** `/tx/*`: build, check, sign, send (`rpcUrl`: the chain's JSON-RPC). */
-    tx: (o: { rpcUrl: string; check: TxCheck }) => {
+    /** `/tx/*`: build, check (the SDK's instruction check unless `check`), sign, send (`rpcUrl`: the chain's JSON-RPC; `program`: the tenant's). */
+    tx: (o: { rpcUrl: string; program?: string; check?: TxCheck }) => {
       if (!options.signer) throw new TypeError('transactions need a signer');
-      return createTxClient({ rest: http, signer: options.signer, rpcUrl: o.rpcUrl, check: o.check, fetch: options.fetch });
+      return createTxClient({ rest: http, signer: options.signer, rpcUrl: o.rpcUrl, program: o.program, check: o.check, fetch: options.fetch });
     },
     close: () => live.close(),
   };

@@ -1,18 +1,19 @@
 import { decodeBase58, encodeBase58 } from './base58';
+import { marketProgramCheck, TransactionRefused } from './check';
+import { fromBase64 } from './check/wire';
 import type { RestClient } from './http';
 import type { Signer } from './signer';
 
 /**
- * `/tx/*` from build to indexed (D-528): the API builds an unsigned transaction, the caller's
- * `check` decides whether it is the one asked for (the API chooses every byte of it; the
- * project's wallet passes its instruction check), the signer signs its message, the chain's RPC
- * gets it, and the order is waited for in the index. Nothing is retried: a build is a signed
- * POST, and a sent transaction is the chain's.
+ * `/tx/*` from build to indexed (D-528): the API builds an unsigned transaction, `check`
+ * decides whether it is the one asked for (the API chooses every byte of it; by default the
+ * SDK's instruction check, D-532), the signer signs its message, the chain's RPC gets it, and
+ * the order is waited for in the index. Nothing is retried: a build is a signed POST, and a
+ * sent transaction is the chain's.
  */
 export type TxName = 'place-order' | 'cancel-order' | 'claim-payout' | 'claim-referral' | 'claim-creator-fees';
 export type TxCheck = (built: { name: TxName; body: Record<string, unknown>; transaction: string; accounts: Record<string, string>; wallet: string }) => Promise<void> | void;
 
-const fromBase64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 const toBase64 = (b: Uint8Array) => btoa(Array.from(b, (x) => String.fromCharCode(x)).join(''));
 
 /** Solana's compact-u16 (shortvec) at `at`: its value and length. */
@@ -54,19 +55,23 @@ export interface TxOptions {
   signer: Signer;
   /** The chain's JSON-RPC URL. */
   rpcUrl: string;
-  check: TxCheck;
+  /** The market program transactions must call (a tenant's PROGRAM_ID; default the IDL's). */
+  program?: string;
+  /** Replaces the SDK's instruction check (`marketProgramCheck(program)`). */
+  check?: TxCheck;
   fetch?: (request: Request) => Promise<Response>;
 }
 
 export function createTxClient(o: TxOptions) {
   const doFetch = o.fetch ?? ((r: Request) => globalThis.fetch(r));
+  const check = o.check ?? marketProgramCheck(o.program);
   return {
     /** Builds, checks, signs and sends; returns the transaction's signature. */
     async send(name: TxName, body: Record<string, unknown>): Promise<string> {
       const { data } = await o.rest.signed.POST(`/api/v1/tx/${name}` as '/api/v1/tx/place-order', { body: body as never });
       const built = (data as { data?: { transaction?: string; accounts?: Record<string, string> } } | undefined)?.data;
-      if (typeof built?.transaction !== 'string') throw new Error(`POST /tx/${name} answered no transaction`);
-      await o.check({ name, body, transaction: built.transaction, accounts: built.accounts ?? {}, wallet: o.signer.publicKey });
+      if (typeof built?.transaction !== 'string') throw new TransactionRefused(`POST /tx/${name} answered no transaction`);
+      await check({ name, body, transaction: built.transaction, accounts: built.accounts ?? {}, wallet: o.signer.publicKey });
       const { transaction, signature } = await signWireTransaction(built.transaction, o.signer);
       const res = await doFetch(
         new Request(o.rpcUrl, {

@@ -1,23 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import {
-  createKeyPairSignerFromBytes,
-  createKeyPairSignerFromPrivateKeyBytes,
-  createSolanaRpc,
-  getBase58Encoder,
-  getBase64EncodedWireTransaction,
-  getTransactionDecoder,
-  signBytes,
-  signTransaction,
-  type KeyPairSigner,
-} from '@solana/kit';
-import { createRestClient, MarketApiError, type Signer } from '../../client/src';
-import { checkBuiltTransaction, DEFAULT_MARKET_PROGRAM, expectedFor, TransactionRefused } from './check-tx';
+import { createKeyPairSignerFromBytes, createKeyPairSignerFromPrivateKeyBytes, getBase58Encoder, signBytes, type KeyPairSigner } from '@solana/kit';
+import { createRestClient, createTxClient, MarketApiError, type Signer, type TxName } from '../../client/src';
 
 /**
  * A wallet as a market's users run one, against a tenant's API and its chain's RPC: it signs
  * wallet-auth messages for the signed routes (spec part 5), asks `/tx/*` for an unsigned
- * transaction, signs it with its key and sends it to the chain itself, with `@solana/kit`
- * only. The service never holds the key.
+ * transaction, checks it, signs it with its key and sends it to the chain itself, all through
+ * the client SDK (D-531, D-532) over its `@solana/kit` key. The service never holds the key.
  */
 
 export interface WalletKey {
@@ -56,8 +45,6 @@ export class WalletRequestError extends Error {
 
 const MAX_RETRY_AFTER_S = 60;
 
-export type TxName = 'place-order' | 'cancel-order' | 'claim-payout' | 'claim-referral' | 'claim-creator-fees';
-
 export interface WalletClientOptions {
   /** The tenant's API, e.g. http://localhost:3000 (the `/api/v1` prefix is added). */
   api: string;
@@ -78,7 +65,6 @@ export function createWalletClient(opts: WalletClientOptions) {
   const domain = opts.domain ?? new URL(api).hostname;
   const chain = opts.chain ?? 'solana-mainnet';
   const doFetch = opts.fetch ?? fetch;
-  const rpc = createSolanaRpc(opts.rpc);
   const { signer } = opts.key;
 
   // Requests go through the client SDK (D-531): signed with a fresh nonce per attempt on the
@@ -86,40 +72,47 @@ export function createWalletClient(opts: WalletClientOptions) {
   // WalletRequestError for its callers.
   const sdkSigner: Signer = { publicKey: signer.address, signMessage: async (bytes) => new Uint8Array(await signBytes(signer.keyPair.privateKey, bytes)) };
   const http = createRestClient({ baseUrl: api, signer: sdkSigner, domain, chain, fetch: (r) => doFetch(r), retry: { maxRetryAfterMs: MAX_RETRY_AFTER_S * 1000 } });
+  // Build, check (the SDK's instruction check for the wallet's program, D-532), sign, send.
+  const tx = createTxClient({ rest: http, signer: sdkSigner, rpcUrl: opts.rpc, program: opts.program, fetch: (r) => doFetch(r) });
 
-  async function request(method: 'GET' | 'POST', path: string, body?: unknown, signed = true): Promise<unknown> {
-    const c = signed ? http.signed : http.rest;
+  async function typed<T>(what: string, call: () => Promise<T>): Promise<T> {
     try {
-      const call = c[method] as (path: string, init: { body?: unknown }) => Promise<{ data?: unknown }>;
-      const r = await call(`/api/v1${path}`, body === undefined ? {} : { body });
-      return (r as { data?: unknown }).data;
+      return await call();
     } catch (err) {
-      if (err instanceof MarketApiError) throw new WalletRequestError(err.status, { error: err.message.replace(/^\d+ \S+: /, ''), code: err.code, details: err.details }, `${method} ${path}`);
+      if (err instanceof MarketApiError) throw new WalletRequestError(err.status, { error: err.message.replace(/^\d+ \S+: /, ''), code: err.code, details: err.details }, what);
       throw err;
     }
   }
+  const request = (method: 'GET', path: string, signed: boolean) =>
+    typed(`${method} ${path}`, async () => {
+      const call = (signed ? http.signed : http.rest)[method] as (path: string, init: object) => Promise<{ data?: unknown }>;
+      return (await call(`/api/v1${path}`, {})).data;
+    });
 
   return {
     address: signer.address,
     /** A public read (no signature). */
-    read: (path: string) => request('GET', path, undefined, false),
+    read: (path: string) => request('GET', path, false),
     /** A wallet-signed read, e.g. `/orders`, `/positions`. */
-    signedRead: (path: string) => request('GET', path),
+    signedRead: (path: string) => request('GET', path, true),
     /**
      * The whole loop of a trade: `/tx/<name>` builds the unsigned transaction on a recent
-     * blockhash, the wallet checks it is the instruction asked for (check-tx.ts, D-281), signs
-     * it and sends it to the chain. Returns its signature; throws TransactionRefused unsigned.
+     * blockhash, the SDK checks it is the instruction asked for (D-281, D-532), signs it and
+     * sends it to the chain. Returns its signature; throws TransactionRefused unsigned.
      */
-    async send(name: TxName, body: Record<string, unknown>): Promise<string> {
-      const built = (await request('POST', `/tx/${name}`, body)) as { data?: { transaction?: unknown; accounts?: Record<string, string> } } | undefined;
-      if (typeof built?.data?.transaction !== 'string') throw new TransactionRefused(`POST /tx/${name} answered no transaction`);
-      const { expected, given } = expectedFor(name, body, built.data.accounts ?? {});
-      await checkBuiltTransaction({ transaction: built.data.transaction, wallet: signer.address, program: opts.program ?? DEFAULT_MARKET_PROGRAM, expected, given });
-      const tx = getTransactionDecoder().decode(Buffer.from(built.data.transaction, 'base64'));
-      const signed = await signTransaction([signer.keyPair], tx);
-      return rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', preflightCommitment: 'confirmed' }).send();
-    },
+    send: (name: TxName, body: Record<string, unknown>): Promise<string> => typed(`POST /tx/${name}`, () => tx.send(name, body)),
   };
 }
 
 export type WalletClient = ReturnType<typeof createWalletClient>;
+
+/** An `http://` URL to anything but this machine: the API's answers can be read and changed on the way. */
+export function plainHttpBeyondLoopback(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  return u.protocol === 'http:' && !['localhost', '[::1]'].includes(u.hostname) && !/^127\./.test(u.hostname);
+}

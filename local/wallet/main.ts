@@ -4,8 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgsOrExit, usageExit } from '../../core/cli';
-import { createWalletClient, generateWalletKey, walletKeyFromBytes, WalletRequestError, type WalletClient } from './client';
-import { plainHttpBeyondLoopback } from './check-tx';
+import { createWalletClient, generateWalletKey, plainHttpBeyondLoopback, walletKeyFromBytes, WalletRequestError, type WalletClient } from './client';
 import { runTrade } from './trade';
 
 const USAGE = `usage: npm run wallet -- <command> [options]

@@ -14,6 +14,7 @@ import { plainRulesYaml, plainRuleTestsYaml } from '../../observability/promethe
 import { DASHBOARDS, dashboardJson } from '../../observability/grafana/dashboards';
 import { bundleK6Sync, K6_SHARED } from '../../loadtest/k6-build';
 import { withAliasOperations } from './openapi-aliases';
+import { clientIdlTs } from './client-idl';
 import { withV1Operations } from './openapi-v1-operations';
 import { v1Presentation } from '../../server/routes';
 import { legacyPresentation } from '../../server/routes/legacy';
@@ -150,6 +151,12 @@ export const GENERATED_FILES: GeneratedFile[] = [
     path: 'client/src/openapi.ts',
     source: 'api-reference/openapi.yaml (openapi-typescript)',
     content: () => execFileSync(path.join(ROOT, 'node_modules/.bin/openapi-typescript'), [path.join(ROOT, 'api-reference/openapi.yaml')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+  },
+  // The program facts the SDK's transaction check needs (D-532): the service's IDL and routes.
+  {
+    path: 'client/src/check/idl.ts',
+    source: 'core/events/idl.json, server/routes/tx.ts, core/domain',
+    content: clientIdlTs,
   },
   // The SDK is released with the service: one version (D-523).
   {

@@ -1,7 +1,5 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -12,6 +10,7 @@ import * as sdk from '../../client/src';
 import { createNodeSocket } from '../../client/src/node';
 import { apiSuite, type ApiProcess } from '../support/api-servers';
 import { connectRedis } from '../support/redis';
+import { runGuideScript } from '../support/guide-script';
 import { startFreezableProxy } from '../support/tcp-proxy';
 import { scenario, type ScenarioHooks, type ScenarioResult } from './client-sdk-scenario';
 
@@ -127,21 +126,9 @@ describe('the client SDK against the API, in Node and in Chromium', () => {
   }, 60_000);
 
   it("runs docs/client.md's first script as written, with the package where npm install ./client puts it", async () => {
-    const guide = readFileSync(path.join(ROOT, 'docs/client.md'), 'utf8');
-    const section = guide.slice(guide.indexOf('\n## A first script\n'));
-    const code = /```js\n([\s\S]*?)```/.exec(section)![1]!;
-    const app = mkdtempSync(path.join(os.tmpdir(), 'sdk-app-'));
-    try {
-      // `npm install <folder>` links the folder (checked by the install journey, test/journeys/client-install.test.ts).
-      mkdirSync(path.join(app, 'node_modules/@market-indexer'), { recursive: true });
-      symlinkSync(path.join(ROOT, 'client'), path.join(app, 'node_modules/@market-indexer/client'));
-      writeFileSync(path.join(app, 'first.mjs'), code);
-      const { stdout } = await promisify(execFile)(process.execPath, ['first.mjs'], { cwd: app, env: { ...process.env, API_URL: baseUrl() }, timeout: 30_000 });
-      expect(stdout).toContain(`market 1 ${market.address} state 2`);
-      expect(stdout).toMatch(/^positions: 0$/m);
-      expect(stdout).toMatch(/^book 1: bid (null|\d+) ask (null|\d+)$/m);
-    } finally {
-      rmSync(app, { recursive: true, force: true });
-    }
+    const stdout = await runGuideScript('A first script', 'first.mjs', { API_URL: baseUrl() }, 30_000);
+    expect(stdout).toContain(`market 1 ${market.address} state 2`);
+    expect(stdout).toMatch(/^positions: 0$/m);
+    expect(stdout).toMatch(/^book 1: bid (null|\d+) ask (null|\d+)$/m);
   }, 60_000);
 });

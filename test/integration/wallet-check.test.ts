@@ -10,8 +10,8 @@ import nacl from 'tweetnacl';
 import { COMPUTE_BUDGET_PROGRAM, SYSTEM_PROGRAM } from '../../core/events/builder';
 import { IDL } from '../../core/events';
 import { buildProgramTransaction, compileWireTransaction, decodeWireTransaction } from '../../core/tx';
-import { checkBuiltTransaction, expectedFor, plainHttpBeyondLoopback, TransactionRefused } from '../../local/wallet/check-tx';
-import { createWalletClient, walletKeyFromBytes } from '../../local/wallet/client';
+import { checkBuiltTransaction, expectedFor, TransactionRefused } from '../../client/src';
+import { createWalletClient, plainHttpBeyondLoopback, walletKeyFromBytes } from '../../local/wallet/client';
 import { ROOT } from '../support/processes';
 
 const PROGRAM = IDL.address;
@@ -64,7 +64,7 @@ async function fakeRpc(): Promise<{ url: string; server: Server; calls: string[]
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, calls };
 }
 
-describe('the wallet checks what /tx/* built before it signs (issue 41 item 5)', () => {
+describe('the wallet checks what /tx/* built before it signs, with the SDK\'s check (issue 41 item 5, D-532)', () => {
   const servers: Server[] = [];
   afterAll(() => servers.forEach((s) => s.close()));
 

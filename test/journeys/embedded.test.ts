@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { call, type Json } from '../support/api';
 import { startCommand } from '../support/doc-commands';
+import { runGuideScript } from '../support/guide-script';
 import { ROOT } from '../support/processes';
 import { waitFor } from '../support/tables';
 import { assertMatchesLegacyAsyncApi, WsClient } from '../support/ws';
@@ -169,6 +170,12 @@ describe('npm start: the whole service in one process with nothing installed', (
     const slots = await Promise.all([placed, cancelled].map(async (sig) => (await rpc(chainUrl, 'getTransaction', [sig, { maxSupportedTransactionVersion: 0 }])).result.slot as number));
     traded = { placed, cancelled, slots };
 
+    // docs/client.md's trade, as written: the same loop through the SDK (its check, its signing).
+    execFileSync(process.execPath, [path.join(ROOT, 'client/build.mjs')], { stdio: 'pipe' });
+    const guideTrade = await runGuideScript('A trade', 'trade.mjs', { API_URL: `http://localhost:${s.port}`, RPC_URL: walletLine[2]! }, 150_000);
+    expect(guideTrade).toMatch(/^place_order sent: \w{64,88}$/m);
+    expect(guideTrade).toMatch(new RegExp(`^indexed: order (\\d+) at \\d+ bps is open$[\\s\\S]*^cancel_order sent: \\w+$[\\s\\S]*^indexed: order \\d+ is cancelled$`, 'm'));
+
     // Remember a market whose trading is over (resolved or closed), and how far the indexer got.
     closedMarket = await waitFor('a market past trading', async () => {
       for (const state of [5, 4]) {
@@ -186,7 +193,7 @@ describe('npm start: the whole service in one process with nothing installed', (
     const { stdout } = await run(process.execPath, ['-e', CURSOR_SLOT_EVENTS, path.join(dataDir, 'pglite')], { cwd: ROOT });
     cursorSlotEvents = Number(stdout.trim());
     expect(cursorSlotEvents).toBeGreaterThan(0);
-  }, 240_000);
+  }, 420_000);
 
   it('resumes from its cursor on the same data folder without re-applying events', async () => {
     expect(closedMarket).toBeDefined();
