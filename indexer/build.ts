@@ -51,6 +51,8 @@ export function createProjectionBuild(opts: {
   /** Sessions whose names resolve in the live schema (`public`): the pointer and the live cursor are read there. */
   db: Db;
   schema: string;
+  /** The projection version built: the schema must record it before it is switched to (D-456). */
+  version: number;
   withinSlots: number;
   /** How long the schema switched away from is kept (D-412). */
   retainMs: number;
@@ -75,7 +77,7 @@ export function createProjectionBuild(opts: {
     const { s } = await db.one<{ s: string }>(`SELECT last_processed_slot AS s FROM ${live}.indexer_cursor WHERE id = 1`);
     st.liveWriterSlot = Number(s);
     if (st.builtSlot === null || st.builtSlot < st.liveWriterSlot - opts.withinSlots) return;
-    await switchLiveSchema(db, schema, { retainMs: opts.retainMs });
+    await switchLiveSchema(db, schema, { retainMs: opts.retainMs, version: opts.version });
     st.state = 'live';
     st.switchedAt = new Date().toISOString();
     logger.info({ from: live, to: schema, builtSlot: st.builtSlot, liveWriterSlot: st.liveWriterSlot }, 'build caught up with the live writer: the API now reads the built schema');
@@ -86,7 +88,7 @@ export function createProjectionBuild(opts: {
     /** Resolves once this check is done; a failed check is logged and tried at the next. */
     check(): Promise<void> {
       checking ??= checkOnce()
-        .catch((err: unknown) => logger.warn({ err }, 'checking whether the build can be switched to failed; tried again'))
+        .catch((err: unknown) => logger.error({ err }, 'checking whether the build can be switched to failed: not switched; tried again'))
         .finally(() => (checking = undefined));
       return checking;
     },
@@ -148,7 +150,7 @@ export async function startProjectionBuild(opts: {
   const url = inSchema(opts.databaseUrl, schema);
   const database = createDatabase({ url, poolMax: config.databasePoolMax, applicationName: indexerPoolApplicationName(opts.instance ?? writerInstance()) });
   let indexer: Indexer | undefined;
-  const build = createProjectionBuild({ db: opts.db, schema, withinSlots: config.indexerBuildSwitchSlots, retainMs: config.projectionRetainMs, builtSlot: () => indexer?.status().lastProcessedSlot ?? null, logger });
+  const build = createProjectionBuild({ db: opts.db, schema, version: opts.version, withinSlots: config.indexerBuildSwitchSlots, retainMs: config.projectionRetainMs, builtSlot: () => indexer?.status().lastProcessedSlot ?? null, logger });
   indexer = createIndexer({ common, db: database.db, pgp: database.pgp, databaseUrl: url, updates: opts.updates, source: opts.source, instance: opts.instance, schema, publishing: build.live });
   indexer.onBatch(() => void build.check());
   // The retention sweep is the writer's: only while this process holds the build schema's lease.

@@ -3,13 +3,13 @@ import type { IMain } from 'pg-promise';
 import type { Common } from '../core/common';
 import type { Db } from '../core/db';
 import { PROJECTION_VERSION, reindexDue } from '../core/db/projection-version';
-import { LIVE_SCHEMA } from '../core/db/projection-schema';
+import { ensureRetryQueue, LIVE_SCHEMA } from '../core/db/projection-schema';
 import { BATCH_PATHS, RECENT_BATCHES, RETRY_CHANNEL, RETRY_OUTCOMES, type BatchTiming } from '../core/indexer-admin';
 import type { UpdateLog } from '../core/redis/updates';
 import { STORES } from '../core/telemetry/metrics';
 import { createProjector, FencedError, type BatchResult, type PreparedBatch } from './projection';
 import { CHAIN_ATTRIBUTES as ATTR, CHAIN_SPANS } from '../core/telemetry/trace-chain';
-import { recordProjectionVersion } from './projection-version';
+import { checkProjectionVersion } from './projection-version';
 import { createPublisher } from './publish';
 import type { Source } from './sources/types';
 import { acquireWriterLease, writerInstance, type WriterLease } from './writer-lease';
@@ -135,10 +135,23 @@ export function createIndexer(opts: {
   /**
    * Which projection built the tables this writer is about to write (D-331): a database with no
    * transaction processed takes this release's version; another version is reported (log,
-   * metrics, `GET /admin/indexer`) and indexing goes on as before.
+   * metrics, `GET /admin/indexer`) and indexing goes on as before. Not indexed before it answers
+   * (D-456); a projection schema whose version is unknown is not written at all.
    */
-  async function checkProjection(epoch: number): Promise<void> {
-    const v = await recordProjectionVersion(db, { release: PROJECTION_VERSION, epoch });
+  async function checkProjection(epoch: number, held: WriterLease): Promise<boolean> {
+    const v = await checkProjectionVersion(db, {
+      release: PROJECTION_VERSION, epoch, signal: controller.signal, going: () => !controller.signal.aborted && held.valid(),
+      onFailure: (err, nextMs) => {
+        metrics.storeErrors.inc({ store: STORES.postgres });
+        st.lastError = 'reading the projection version of the tables failed';
+        logger.error({ err, retryInMs: nextMs }, 'reading the projection version of the tables failed: not indexing until it answers');
+      },
+    });
+    if (!v) return false;
+    st.lastError = null;
+    if (opts.schema && v.tables === null) {
+      throw new Error(`projection schema ${opts.schema} has processed transactions but records no projection version, so which release built it is unknown: drop it and build it again (docs/deploy.md#re-indexing)`);
+    }
     st.projection = { tables: v.tables, reindexDue: reindexDue(v) };
     metrics.indexerProjectionVersion.set({ of: 'tables' }, v.tables ?? 0);
     metrics.indexerReindexDue.set(st.projection.reindexDue ? 1 : 0);
@@ -149,6 +162,7 @@ export function createIndexer(opts: {
         'the tables were built by another projection version than this release\'s: a re-index is due; this writer goes on writing them with its own projection',
       );
     }
+    return true;
   }
 
   async function loop(): Promise<void> {
@@ -182,11 +196,6 @@ export function createIndexer(opts: {
     metrics.indexerLastProcessedSlot.set(lock.cursor.lastSlot);
     metrics.indexerLeaseToken.set(lock.epoch);
     logger.info({ epoch: lock.epoch, fromSlot: lock.cursor.lastSlot }, 'writer lease acquired');
-    // Reporting only: a failed check must not keep the writer from indexing.
-    await checkProjection(lock.epoch).catch((err: unknown) => {
-      metrics.storeErrors.inc({ store: STORES.postgres });
-      logger.warn({ err }, 'reading the projection version of the tables failed; not reported until the next start');
-    });
     const held = lock;
     void held.lost.then((err) => {
       if (st.role === 'writer' && !controller.signal.aborted) {
@@ -196,6 +205,9 @@ export function createIndexer(opts: {
         controller.abort();
       }
     });
+    // This schema's own retry queue (D-455), made here for a schema built before it had one.
+    if (opts.schema) await ensureRetryQueue(db, opts.schema);
+    if (!(await checkProjection(lock.epoch, held))) return;
     let publishing: Promise<void> = Promise.resolve();
     const epoch = lock.epoch;
     // Dead-letter retries (D-164): settled by this writer between its commits, when the API

@@ -1,4 +1,5 @@
 import type { Db } from '../core/db';
+import { LIVE_SCHEMA } from '../core/db/projection-schema';
 
 /** The projection version of this release and of the tables it is about to write (D-331). */
 export interface ProjectionVersions {
@@ -33,6 +34,32 @@ export async function recordProjectionVersion(db: Db, opts: { release: number; e
 }
 
 /**
+ * The writer's version check (`recordProjectionVersion`), tried until it answers, at growing
+ * intervals (1 s doubling to 30 s), while `going()` (D-456). A writer that indexed before it
+ * answered could leave its schema's version unrecorded for good: once a transaction is processed
+ * nothing records it, and a schema of unknown version is one any release would write or switch to.
+ * Undefined when `going()` turned false first.
+ */
+export async function checkProjectionVersion(
+  db: Db,
+  opts: { release: number; epoch: number; signal: AbortSignal; going: () => boolean; onFailure: (err: unknown, nextMs: number) => void; firstDelayMs?: number },
+): Promise<ProjectionVersions | undefined> {
+  for (let delayMs = opts.firstDelayMs ?? 1_000; opts.going(); delayMs = Math.min(delayMs * 2, 30_000)) {
+    try {
+      return await recordProjectionVersion(db, opts);
+    } catch (err) {
+      if (!opts.going()) return undefined;
+      opts.onFailure(err, delayMs);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        opts.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  }
+  return undefined;
+}
+
+/**
  * Why a live-mode writer must not write the schema the API reads, or undefined when it may: the
  * schema was built by a newer projection than this release's (D-441). Writing on would put an
  * older projection's rows into the newer tables, which no re-index would notice (versions only
@@ -42,6 +69,11 @@ export async function recordProjectionVersion(db: Db, opts: { release: number; e
 export async function newerProjectionProblem(db: Db, opts: { schema: string; release: number }): Promise<string | undefined> {
   const row = await db.oneOrNone<{ version: number | null }>(`SELECT version FROM "${opts.schema}".projection_version WHERE id = 1`);
   const tables = row?.version ?? null;
+  // `public` of no recorded version was built before versions were (projection 1) or holds nothing
+  // yet; a built schema records its builder's before it indexes, and is switched to only then (D-456).
+  if (tables === null && opts.schema !== LIVE_SCHEMA) {
+    return `the API reads schema ${opts.schema}, whose projection version is not recorded, so which release may write it is unknown: switch the API back to the tables of projection ${opts.release}, or build it again (docs/deploy.md#switching-back)`;
+  }
   if (tables === null || tables <= opts.release) return undefined;
   return `the API reads schema ${opts.schema}, built by projection version ${tables}, newer than this release's (${opts.release}): run a release of projection ${tables}, or switch the API back to the tables of projection ${opts.release} first (docs/deploy.md#switching-back)`;
 }

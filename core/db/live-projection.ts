@@ -21,13 +21,20 @@ export async function readLiveSchema(db: Db): Promise<string> {
  * Points the API at `schema`, in one transaction with the notification, so a replica never hears
  * of a switch that did not commit. The schema must exist. The schema switched away from is
  * recorded as the previous one (D-412), kept for `retainMs` (then dropped by `dropExpiredSchema`)
- * or, without it, until dropped by hand.
+ * or, without it, until dropped by hand. With `version`, the switch is refused unless the schema
+ * records that projection version (D-456): a builder switches only to tables whose builder is known.
  */
-export async function switchLiveSchema(db: Db, schema: string, opts: { retainMs?: number } = {}): Promise<void> {
+export async function switchLiveSchema(db: Db, schema: string, opts: { retainMs?: number; version?: number } = {}): Promise<void> {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`not a projection schema: ${JSON.stringify(schema)} (public or p<version>)`);
   await db.tx(async (t) => {
     const exists = await t.oneOrNone('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     if (!exists) throw new Error(`schema ${schema} does not exist`);
+    if (opts.version !== undefined) {
+      // Locked, so the version cannot change before the pointer does.
+      const row = await t.oneOrNone<{ version: number | null }>(`SELECT version FROM ${schema}.projection_version WHERE id = 1 FOR SHARE`);
+      const recorded = row?.version ?? null;
+      if (recorded !== opts.version) throw new Error(`schema ${schema} records projection version ${recorded ?? 'none'}, not ${opts.version}: not switched to`);
+    }
     await t.none(
       `UPDATE public.projection_live
           SET previous_schema = CASE WHEN schema_name = $1 THEN previous_schema ELSE schema_name END,

@@ -49,6 +49,29 @@ const SEEDS = (s: string) => [
   `INSERT INTO ${s}.projection_version (id, version) VALUES (1, NULL)`,
 ];
 
+/** A schema name the live pointer may hold (its CHECK): the only kind interpolated into SQL here. */
+export const PROJECTION_SCHEMA_NAME = /^(public|p[1-9][0-9]{0,8})$/;
+
+/**
+ * Each projection schema's own queue of dead-letter retry requests (D-455), shaped like the live
+ * one and drawing ids from its sequence (so an id names one request whichever schema holds it).
+ * A release that knows no schemas (0.1.x) reads `dead_letter_retries` where its names resolve,
+ * in `public`, taking every pending row: a request for a built schema kept in `public` would be
+ * settled there against `public`'s dead letter of the same id. Requests recorded for `schema` in
+ * `public`'s queue before it had its own (builds before D-455) move to it. Run where only one
+ * session does it: in the transaction creating the schema, or by the schema's writer.
+ */
+export async function ensureRetryQueue(t: Pick<Db, 'none'>, schema: string): Promise<void> {
+  if (!PROJECTION_SCHEMA_NAME.test(schema)) throw new Error(`not a projection schema: ${JSON.stringify(schema)}`);
+  if (schema === LIVE_SCHEMA) return;
+  await t.none(`CREATE TABLE IF NOT EXISTS ${schema}.dead_letter_retries (LIKE ${LIVE_SCHEMA}.dead_letter_retries INCLUDING ALL)`);
+  await t.none(
+    `WITH moved AS (DELETE FROM ${LIVE_SCHEMA}.dead_letter_retries WHERE schema_name = $1 RETURNING *)
+     INSERT INTO ${schema}.dead_letter_retries SELECT * FROM moved`,
+    [schema],
+  );
+}
+
 /**
  * A database URL whose sessions (the pool's and the writer lease's) look names up in `schema`
  * first, then in the live schema: PostgreSQL's `options` startup parameter, so every new
@@ -62,8 +85,8 @@ export function inSchema(databaseUrl: string, schema: string): string {
 
 /**
  * Creates `p<version>` with empty tables shaped like the live ones (columns, defaults, checks,
- * indexes, foreign keys between them, a sequence of its own for each serial column) and the rows
- * the migrations seed. One transaction: a schema is there whole or not at all. Refuses a schema
+ * indexes, foreign keys between them, a sequence of its own for each serial column), the rows
+ * the migrations seed and its retry queue. One transaction: a schema is there whole or not at all. Refuses a schema
  * that exists (a build under way, or one kept after a switch).
  */
 export async function createProjectionSchema(db: Db, version: number): Promise<string> {
@@ -95,6 +118,7 @@ export async function createProjectionSchema(db: Db, version: number): Promise<s
     await t.none(`SET LOCAL search_path = ${s}, ${LIVE_SCHEMA}`);
     for (const fk of fks) await t.none(`ALTER TABLE ${s}.${fk.table_name} ADD CONSTRAINT ${fk.name} ${fk.def}`);
     for (const seed of SEEDS(s)) await t.none(seed);
+    await ensureRetryQueue(t, s);
     for (const c of serials) await t.one(`SELECT setval('${s}.${c.table_name}_${c.column_name}_seq', COALESCE((SELECT max(${c.column_name}) FROM ${s}.${c.table_name}), 0) + 1, false)`);
   });
   return s;

@@ -130,7 +130,7 @@ export function adminRoutes({ primary: db, tenantId, requestTimeoutMs, apiKeyRev
         // A client that left stops the wait (its call is audited as closed, D-186); the request stays queued.
         while (r.outcome === null && Date.now() < until && !res.destroyed) {
           await delay(RETRY_POLL_MS);
-          r = await retryById(db, r.id);
+          r = { ...(await retryById(db, r.id, r.schema)), schema: r.schema };
         }
         res.status(r.outcome === null ? 202 : 200).json({ data: { retry: retryPayload(r) } });
       },

@@ -54,9 +54,9 @@ describe('Projector.settleRetries', () => {
 });
 
 /**
- * Dead letters live in each projection schema, retry requests in one shared queue (D-442): a
- * request names the schema the API read the dead letter from, and only that schema's writer
- * settles it, so the same id in two schemas never gets mixed up.
+ * Dead letters live in each projection schema, and so do retry requests (D-442, D-455): a
+ * request goes to the queue of the schema the API read the dead letter from, and only that
+ * schema's writer settles it, so the same id in two schemas never gets mixed up.
  */
 describe('dead-letter retries per projection schema', () => {
   it("the API's request names the schema it read; each schema's writer settles only its own", async () => {
@@ -74,9 +74,10 @@ describe('dead-letter retries per projection schema', () => {
       }
       const fromLive = await requestRetry(p.database.db, '1', 'admin', 'dead_letter_retry');
       const fromBuilt = await requestRetry(built.db, '1', 'admin', 'dead_letter_retry');
-      expect(await p.database.db.any('SELECT id, schema_name FROM dead_letter_retries ORDER BY id')).toEqual([
-        { id: fromLive!.id, schema_name: 'public' },
-        { id: fromBuilt!.id, schema_name: 'p9' },
+      // Each in its schema's own queue (D-455), ids drawn from one sequence.
+      expect(await p.database.db.any("SELECT id, schema_name, 'public' AS queue FROM public.dead_letter_retries UNION ALL SELECT id, schema_name, 'p9' FROM p9.dead_letter_retries ORDER BY id")).toEqual([
+        { id: fromLive!.id, schema_name: 'public', queue: 'public' },
+        { id: fromBuilt!.id, schema_name: 'p9', queue: 'p9' },
       ]);
       const builtWriter = createProjector({ db: built.db, pgp: built.pgp, programId: PROGRAM_ID, source: 'test' });
       const settled = await builtWriter.settleRetries({ writerEpoch: 0 });

@@ -1,4 +1,5 @@
 import type { Db } from '../../../core/db';
+import { PROJECTION_SCHEMA_NAME } from '../../../core/db/projection-schema';
 import type { DbRow } from './rows';
 
 export const indexerState = (db: Db) =>
@@ -90,24 +91,36 @@ const RETRY_COLUMNS = 'id, dead_letter_id, requested_by, requested_at, outcome, 
 /**
  * Records a retry request for the indexer's writer and notifies it (D-164); null when there is
  * no such dead letter. A dead letter resolved before is answered here, settled at once: its
- * resolution is final, and the writer would only say so again.
+ * resolution is final, and the writer would only say so again. The request goes to the queue of
+ * the schema this session read the dead letter from (the live one, D-333), named, never found
+ * through the search path: a built schema's request in `public`'s queue is one a release that
+ * knows no schemas would settle (D-455). `schema` is what `retryById` is given back.
  */
-export async function requestRetry(db: Db, deadLetterId: string, by: string, channel: string): Promise<RetryRow | null> {
+export async function requestRetry(db: Db, deadLetterId: string, by: string, channel: string): Promise<(RetryRow & { schema: string }) | null> {
   return db.tx('dead-letter-retry-request', async (t) => {
-    const dl = await t.oneOrNone<{ resolved_at: Date | null }>('SELECT resolved_at FROM dead_letters WHERE id = $1', [deadLetterId]);
+    const dl = await t.oneOrNone<{ resolved_at: Date | null; schema: string }>('SELECT resolved_at, current_schema() AS schema FROM dead_letters WHERE id = $1', [deadLetterId]);
     if (!dl) return null;
+    const queue = `${retrySchema(dl.schema)}.dead_letter_retries`;
     if (dl.resolved_at) {
-      return t.one<RetryRow>(
-        `INSERT INTO dead_letter_retries (dead_letter_id, requested_by, outcome, done_at, schema_name) VALUES ($1, $2, 'already_applied', now(), current_schema()) RETURNING ${RETRY_COLUMNS}`,
-        [deadLetterId, by],
+      const settled = await t.one<RetryRow>(
+        `INSERT INTO ${queue} (dead_letter_id, requested_by, outcome, done_at, schema_name) VALUES ($1, $2, 'already_applied', now(), $3) RETURNING ${RETRY_COLUMNS}`,
+        [deadLetterId, by, dl.schema],
       );
+      return { ...settled, schema: dl.schema };
     }
-    // For the schema this session read the dead letter from (the live one, D-333): its writer settles it (D-442).
-    const row = await t.one<RetryRow>(`INSERT INTO dead_letter_retries (dead_letter_id, requested_by, schema_name) VALUES ($1, $2, current_schema()) RETURNING ${RETRY_COLUMNS}`, [deadLetterId, by]);
+    // Settled by that schema's writer only (D-442).
+    const row = await t.one<RetryRow>(`INSERT INTO ${queue} (dead_letter_id, requested_by, schema_name) VALUES ($1, $2, $3) RETURNING ${RETRY_COLUMNS}`, [deadLetterId, by, dl.schema]);
     // Delivered when this transaction commits, so the writer finds the request.
     await t.any('SELECT pg_notify($1, $2)', [channel, row.id]);
-    return row;
+    return { ...row, schema: dl.schema };
   });
 }
 
-export const retryById = (db: Db, id: string) => db.one<RetryRow>(`SELECT ${RETRY_COLUMNS} FROM dead_letter_retries WHERE id = $1`, [id]);
+/** A schema name as the pointer's CHECK allows it, so it can be interpolated. */
+function retrySchema(schema: string): string {
+  if (!PROJECTION_SCHEMA_NAME.test(schema)) throw new Error(`dead letters read from schema ${JSON.stringify(schema)}, not a projection schema`);
+  return schema;
+}
+
+/** A request as `requestRetry` recorded it, from the queue of the schema it named. */
+export const retryById = (db: Db, id: string, schema: string) => db.one<RetryRow>(`SELECT ${RETRY_COLUMNS} FROM ${retrySchema(schema)}.dead_letter_retries WHERE id = $1`, [id]);
