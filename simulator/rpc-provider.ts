@@ -12,10 +12,15 @@ export interface RpcProviderOptions {
   jitterMs?: number;
   /**
    * The rate limit in credits per second (core/rpc-credits.ts: a light call costs 1, so it is
-   * requests/s of those), as a token bucket; past it the answer is HTTP 429 with `Retry-After`.
+   * requests/s of those), as a token bucket; past it the answer is HTTP 429 (`retryAfter`).
    * 0 or unset: no limit.
    */
   requestsPerSecond?: number;
+  /**
+   * Whether a 429 carries `Retry-After` (whole seconds). Unset or false: none, as hosted
+   * providers answer (their documentation promises a 429, never the header, D-474).
+   */
+  retryAfter?: boolean;
   /** The bucket holds this many seconds' worth of credits: the burst allowed after idling (default 1). */
   burstSeconds?: number;
   /** JSON-RPC batches (array bodies): answered (default), or refused as providers that disable them do. */
@@ -73,13 +78,15 @@ export function createRpcProvider(initial: RpcProviderOptions = {}) {
 
   const enabled = () => Boolean(opts.latencyMs || opts.jitterMs || opts.requestsPerSecond || opts.batches === false || opts.faultRate);
   const delay = () => Math.max(0, (opts.latencyMs ?? 0) + (opts.jitterMs ? (random() * 2 - 1) * opts.jitterMs : 0));
-  const refuse = (status: number, body: string, headers: Record<string, string> = {}): ProviderVerdict => {
+  /** A 429's headers: `Retry-After` of `seconds` only if this provider sends one. */
+  const tooMany = (seconds: number): Record<string, string> => (opts.retryAfter ? { 'retry-after': String(seconds) } : {});
+  const refuse = (status: number, body: string, headers: Record<string, string> = {}, pauseSeconds = 1): ProviderVerdict => {
     const delayMs = delay();
-    const retryAfter = Number(headers['retry-after']);
-    // The window opens when the 429 reaches the client (after the latency).
+    // The window opens when the 429 reaches the client (after the latency) and lasts the
+    // Retry-After it was told, or without one a second (the least a client backs off).
     if (status === 429 && performance.now() >= pauseUntil) {
       pauseFrom = performance.now() + delayMs;
-      pauseUntil = pauseFrom + retryAfter * 1000;
+      pauseUntil = pauseFrom + pauseSeconds * 1000;
       pauseArrivals = 0;
     }
     return { kind: 'refuse', delayMs, status, headers: { 'content-type': body.startsWith('{') ? 'application/json' : 'text/plain', ...headers }, body };
@@ -124,7 +131,7 @@ export function createRpcProvider(initial: RpcProviderOptions = {}) {
         const r = random();
         if (r < 1 / 3) {
           stats.faults.rateLimited++;
-          return refuse(429, 'Too many requests', { 'retry-after': '1' });
+          return refuse(429, 'Too many requests', tooMany(1));
         }
         if (r < 2 / 3) {
           stats.faults.serverError++;
@@ -143,7 +150,8 @@ export function createRpcProvider(initial: RpcProviderOptions = {}) {
         if (waitMs > 0) {
           stats.rateLimited++;
           // Whole seconds, as HTTP's delta-seconds form has it; at least one.
-          return refuse(429, 'Too many requests', { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) });
+          const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+          return refuse(429, 'Too many requests', tooMany(seconds), seconds);
         }
       }
       stats.calls += calls.length;

@@ -7,9 +7,9 @@ import { WS_LIMITS } from '../core/limits';
 
 /** What one client can send or hold; a test may shrink them (`SimulatorRpcOptions.limits`). */
 export interface ChainRpcLimits {
-  /** Largest HTTP body, in bytes: past it HTTP 413 with a JSON-RPC error. */
+  /** Largest HTTP body, in bytes: past it HTTP 413 with a JSON-RPC error (Agave's `MAX_REQUEST_BODY_SIZE`, D-474). */
   maxBodyBytes: number;
-  /** Calls in one batch: as many as the indexer's largest `RPC_BATCH_SIZE`. */
+  /** Calls in one batch: a hosted provider's cap (Helius: 100 `getTransaction`s, D-474), the indexer's largest `RPC_BATCH_SIZE`. */
   maxBatchCalls: number;
   /** Largest WebSocket message, in bytes (`ws` closes with 1009 past it). */
   maxMessageBytes: number;
@@ -19,15 +19,23 @@ export interface ChainRpcLimits {
   maxBufferedBytes: number;
   /** Consecutive skipped notifications that close the subscriber (the API's `/ws` value). */
   maxSkips: number;
+  /**
+   * A WebSocket from which nothing (no message, no ping frame) came for this long is closed
+   * with 1000, as providers close idle sockets (Helius: a 10-minute inactivity timer, D-475).
+   */
+  idleCloseMs: number;
 }
 
 export const CHAIN_RPC_LIMITS: ChainRpcLimits = {
-  maxBodyBytes: 1024 * 1024,
-  maxBatchCalls: 1000,
+  // As a provider's Agave node and balancer refuse, not kinder (D-474): 50 KiB is Agave's
+  // `MAX_REQUEST_BODY_SIZE` (rpc/src/rpc.rs, given to the HTTP server in rpc_service.rs).
+  maxBodyBytes: 50 * 1024,
+  maxBatchCalls: 100,
   maxMessageBytes: 16 * 1024,
   maxConnections: 256,
   maxBufferedBytes: WS_LIMITS.maxBufferedBytes,
   maxSkips: WS_LIMITS.maxSkips,
+  idleCloseMs: 10 * 60_000,
 };
 
 /** The JSON-RPC 2.0 error codes the chain answers with (Solana's own codes come from the chain). */

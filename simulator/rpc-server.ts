@@ -122,7 +122,8 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
       const fault = faults.shift();
       if (fault === 'hang') return; // never answers: the client's timeout must fire
       if (fault === 'http500') return void res.writeHead(500).end('upstream error');
-      if (fault === 'rate_limit') return void res.writeHead(429, { 'retry-after': '1' }).end('Too many requests');
+      // As a provider's 429: no Retry-After (D-474).
+      if (fault === 'rate_limit') return void res.writeHead(429).end('Too many requests');
       let body: unknown;
       try {
         body = JSON.parse(raw.toString());
@@ -177,6 +178,8 @@ export function createSimulatorRpcServer(opts: SimulatorRpcOptions) {
     subscriberCount: () => pubsub.subscriberCount(),
     /** Subscribers closed for not reading their notifications. */
     backpressureCloses: () => pubsub.backpressureCloses(),
+    /** The PubSub side: sockets closed for idling, logsSubscribe refused, sockets gone silent (rpc-ws.ts). */
+    pubsub,
     transactions: (): RawTransaction[] => ledger.entries().map((e) => JSON.parse(e.json) as RawTransaction),
     /** Transactions in the ledger now (after trimming to `historySlots`). */
     ledgerSize: () => ledger.entries().length,

@@ -16,6 +16,12 @@ export interface ChainPubSub {
   subscriberCount(): number;
   /** Sockets closed because they stopped reading. */
   backpressureCloses(): number;
+  /** Sockets closed because nothing came from them for `idleCloseMs`. */
+  idleCloses(): number;
+  /** The next `count` logsSubscribe calls are answered with an error (a provider at its subscription cap). */
+  refuseSubscriptions(count: number): void;
+  /** Every socket open now goes silent: nothing read, answered or sent, nothing closed (a half-open connection). */
+  silence(): void;
   close(): Promise<void>;
 }
 
@@ -37,6 +43,9 @@ export function attachChainPubSub(server: http.Server, opts: { programId: string
   const subscribers = new Map<WebSocket, Subscriber>();
   let nextSubscription = 1;
   let closes = 0;
+  let idleCloses = 0;
+  let refusals = 0;
+  const silenced = new WeakSet<WebSocket>();
 
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -51,6 +60,10 @@ export function attachChainPubSub(server: http.Server, opts: { programId: string
   function answer(ws: WebSocket, call: RpcCall): unknown {
     switch (call.method) {
       case 'logsSubscribe': {
+        if (refusals > 0) {
+          refusals -= 1;
+          return rpcError(call.id, RPC_CODES.internal, 'Internal error: subscription limit reached');
+        }
         const [filter] = call.params;
         const mentions = typeof filter === 'object' && filter !== null ? (filter as { mentions?: unknown }).mentions : undefined;
         if (!Array.isArray(mentions) || !mentions.every((m) => typeof m === 'string')) return rpcError(call.id, RPC_CODES.invalidParams, 'Invalid params: expected { mentions: [address] }');
@@ -72,7 +85,21 @@ export function attachChainPubSub(server: http.Server, opts: { programId: string
   wss.on('connection', (ws) => {
     // Frames ws refuses (too big: 1009; malformed) arrive here; the socket is closed by ws.
     ws.on('error', () => ws.terminate());
+    // Idle: nothing from the client, a message or a ping frame, for idleCloseMs (D-475).
+    let idle: NodeJS.Timeout | undefined;
+    const heard = () => {
+      if (idle) clearTimeout(idle);
+      idle = setTimeout(() => {
+        if (silenced.has(ws)) return;
+        idleCloses += 1;
+        ws.close(1000, 'idle');
+      }, limits.idleCloseMs);
+      idle.unref();
+    };
+    heard();
+    ws.on('ping', heard);
     ws.on('message', (raw, isBinary) => {
+      heard();
       let out: unknown;
       try {
         let msg: unknown;
@@ -89,12 +116,16 @@ export function attachChainPubSub(server: http.Server, opts: { programId: string
       }
       send(ws, out);
     });
-    ws.on('close', () => subscribers.delete(ws));
+    ws.on('close', () => {
+      if (idle) clearTimeout(idle);
+      subscribers.delete(ws);
+    });
   });
 
   return {
     notify(build) {
       for (const [ws, sub] of subscribers) {
+        if (silenced.has(ws)) continue;
         const step = backpressureStep(sub, limits);
         if (step === 'send') ws.send(build(sub.subscription));
         else if (step === 'close') {
@@ -108,6 +139,17 @@ export function attachChainPubSub(server: http.Server, opts: { programId: string
     },
     subscriberCount: () => subscribers.size,
     backpressureCloses: () => closes,
+    idleCloses: () => idleCloses,
+    refuseSubscriptions(count) {
+      refusals = count;
+    },
+    silence() {
+      // Neither read (so no pong, no answer) nor written to: what a dropped route looks like.
+      for (const ws of wss.clients) {
+        silenced.add(ws);
+        (ws as unknown as { _socket: import('node:net').Socket })._socket.pause();
+      }
+    },
     async close() {
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((r) => wss.close(() => r()));

@@ -536,7 +536,7 @@ export interface MarketIndexerSpecSettings {
   readonly rpcConcurrency?: number;
 
   /**
-   * `getTransaction` calls the `rpc` source sends in one JSON-RPC batch request; `1` sends single calls. A provider that refuses batches gets single calls from then on; most count each call of a batch against the rate limit (D-242)
+   * `getTransaction` calls the `rpc` source sends in one JSON-RPC batch request; `1` sends single calls. A batch the provider refuses (HTTP 413, a lone error) is sent again as halves, down to single calls for a provider that takes none; most count each call of a batch against the rate limit (D-242, D-474)
    *
    * @schema MarketIndexerSpecSettings#RPC_BATCH_SIZE
    */

@@ -59,6 +59,9 @@ export function classifyRpcCode(code: number | undefined): RpcCodeClass {
   }
 }
 
+/** Calls in one batch at most: hosted providers' cap (Helius: 100 `getTransaction`s a batch, D-474). */
+export const MAX_BATCH_CALLS = 100;
+
 /** Times an `invalid_params` answer is asked again before it is believed. */
 const INVALID_PARAMS_RETRIES = 3;
 
@@ -78,11 +81,15 @@ export interface RpcClient {
   /** Calls a method, retrying transient failures with capped exponential backoff until `signal` aborts. */
   call<T>(method: string, params: unknown[], signal?: AbortSignal): Promise<T>;
   /**
-   * One JSON-RPC batch of calls to `method`, retried whole like `call`; each answer is its
-   * result or its error. Throws an RpcError of kind `batch_refused` when the provider does not
-   * take batches (its answer to an array is not an array).
+   * JSON-RPC batches of calls to `method`, each retried whole like `call`; each answer is its
+   * result or its error. A batch the provider refuses (HTTP 413 or another 4xx, an answer that
+   * is not an array) is sent again as halves, after a short jittered wait, and no batch larger
+   * than a refused one is sent again (D-474); throws an RpcError of kind `batch_refused` once a
+   * batch of two or three is refused (the provider takes none).
    */
   batch<T>(method: string, params: unknown[][], signal?: AbortSignal): Promise<(T | RpcError)[]>;
+  /** The largest batch not yet refused (at most `MAX_BATCH_CALLS`). */
+  batchLimit(): number;
   connected(): boolean;
   stats(): RpcClientStats;
   /** Closes the kept-alive connections. */
@@ -196,6 +203,28 @@ export function createRpcClient(opts: {
     return out;
   }
 
+  let batchLimit = MAX_BATCH_CALLS;
+
+  /** `params` in batches of at most `batchLimit`, one after another, halved when refused (D-474). */
+  async function batches<T>(method: string, params: unknown[][], signal: AbortSignal | undefined): Promise<(T | RpcError)[]> {
+    const out: (T | RpcError)[] = [];
+    while (out.length < params.length) {
+      const chunk = params.slice(out.length, out.length + batchLimit);
+      try {
+        out.push(...(await retrying(method, signal, () => batchOnce<T>(method, chunk, signal))));
+      } catch (err) {
+        if (!(err instanceof RpcError) || err.kind !== 'batch_refused' || chunk.length <= 1) throw err;
+        // Too many calls, or too large a body: never that many again; a refused pair means none.
+        batchLimit = Math.max(1, Math.min(batchLimit, Math.floor(chunk.length / 2)));
+        if (batchLimit <= 1) throw err;
+        opts.logger.warn({ method, refused: chunk.length, now: batchLimit, err: err.message }, 'the RPC refused a batch: smaller batches from now on');
+        await sleep(50 + Math.random() * 100, signal);
+        if (signal?.aborted) throw err;
+      }
+    }
+    return out;
+  }
+
   /** `attempt` until it succeeds, a permanent error, or the caller gives up. */
   async function retrying<T>(method: string, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
     for (let n = 0; ; n++) {
@@ -230,7 +259,8 @@ export function createRpcClient(opts: {
 
   return {
     call: <T>(method: string, params: unknown[], signal?: AbortSignal) => retrying(method, signal, () => once<T>(method, params, signal)),
-    batch: <T>(method: string, params: unknown[][], signal?: AbortSignal) => retrying(method, signal, () => batchOnce<T>(method, params, signal)),
+    batch: <T>(method: string, params: unknown[][], signal?: AbortSignal) => batches<T>(method, params, signal),
+    batchLimit: () => batchLimit,
     stats: () => ({ ...stats }),
     close: () => agent.destroy(),
     connected: () => ok,

@@ -15,6 +15,9 @@ export interface RpcLimiterOptions {
   requestsPerSecond?: number;
   /** Requests in flight at once (a JSON-RPC batch is one). Unset: no cap. */
   concurrency?: number;
+  /** For tests: the clock (performance.now) and the jitter's draws (Math.random). */
+  now?: () => number;
+  random?: () => number;
 }
 
 export interface RpcLimiterStats {
@@ -24,6 +27,8 @@ export interface RpcLimiterStats {
   rate: number | null;
   /** Time callers spent waiting for a pause to end. */
   pausedMs: number;
+  /** The last 429's pause, ms: its Retry-After, or the limiter's own backoff without one. */
+  lastPauseMs: number;
 }
 
 /** Waits `ms`, or less if `signal` aborts; leaves no listener behind on the caller's long-lived signal. */
@@ -37,6 +42,13 @@ const INCREASE = 0.05;
 const PROBE = 1.1;
 /** How early a paced request may go: jitter a provider's one-second bucket absorbs. */
 const TOLERANCE_MS = 5;
+/**
+ * A 429 without `Retry-After` (hosted providers do not promise one, D-474) pauses for this,
+ * doubled for each 429 that comes within 5 s of the pause before ending, up to `MAX_PAUSE_MS`;
+ * a random half of it, so that the replicas sharing a plan do not all come back at once.
+ */
+const BASE_PAUSE_MS = 1_000;
+const MAX_PAUSE_MS = 16_000;
 
 export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
   const cap = opts.requestsPerSecond && opts.requestsPerSecond > 0 ? opts.requestsPerSecond : Infinity;
@@ -48,7 +60,12 @@ export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
   let pausedUntil = 0;
   // -Infinity: the first 429 cuts the pace even in the process's first second (performance.now() counts from its start).
   let lastChange = -Infinity;
-  const stats = { rateLimited: 0, pausedMs: 0 };
+  const stats = { rateLimited: 0, pausedMs: 0, lastPauseMs: 0 };
+  const clock = opts.now ?? (() => performance.now());
+  const random = opts.random ?? Math.random;
+  // 429s without Retry-After in a row, each after the pause the one before set, and when that ended.
+  let streak = 0;
+  let pauseEnd = -Infinity;
   // Credits sent in the last second while unpaced: the pace a first 429 met.
   const sent: { at: number; credits: number }[] = [];
   let sentSum = 0;
@@ -74,7 +91,7 @@ export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
 
   async function pace(credits: number, signal?: AbortSignal) {
     for (;;) {
-      const now = performance.now();
+      const now = clock();
       if (now < pausedUntil) {
         stats.pausedMs += pausedUntil - now;
         await sleep(pausedUntil - now, signal);
@@ -89,9 +106,9 @@ export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
       if (wait <= 0) break;
       await sleep(wait, signal);
       // A 429 that came meanwhile moved the pause on: wait it out too.
-      if (signal?.aborted || performance.now() >= pausedUntil) break;
+      if (signal?.aborted || clock() >= pausedUntil) break;
     }
-    count(credits, performance.now());
+    count(credits, clock());
   }
 
   return {
@@ -118,9 +135,21 @@ export function createRpcLimiter(opts: RpcLimiterOptions = {}) {
     },
     /** The provider answered 429: everyone waits out `retryAfterMs`, and the pace slows. */
     rateLimited(retryAfterMs: number | undefined) {
-      const now = performance.now();
+      const now = clock();
       stats.rateLimited++;
-      pausedUntil = Math.max(pausedUntil, now + (retryAfterMs ?? 1_000));
+      let pauseMs = retryAfterMs;
+      if (pauseMs === undefined) {
+        // Those in flight when the pause began come back inside it: one signal, not a streak.
+        if (now < pauseEnd) pauseMs = pauseEnd - now;
+        else {
+          streak = now - pauseEnd < 5_000 ? streak + 1 : 0;
+          const base = Math.min(MAX_PAUSE_MS, BASE_PAUSE_MS * 2 ** Math.min(streak, 8));
+          pauseMs = base / 2 + random() * (base / 2);
+          pauseEnd = now + pauseMs;
+        }
+      }
+      stats.lastPauseMs = pauseMs;
+      pausedUntil = Math.max(pausedUntil, now + pauseMs);
       tat = Math.max(tat, pausedUntil);
       if (now - lastChange < 1_000) return;
       // Unpaced so far: the pace that met the limit is what was sent in the last second.

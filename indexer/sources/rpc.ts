@@ -3,7 +3,7 @@ import type { Common } from '../../core/common';
 import type { RawTransaction } from '../../core/events';
 import { subscribeProgramLogs } from './logs-subscription';
 import { createNotifiedPrefetch } from './notified-prefetch';
-import { classifyRpcCode, createRpcClient, RpcError, type RpcClient } from './rpc-client';
+import { classifyRpcCode, createRpcClient, MAX_BATCH_CALLS, RpcError, type RpcClient } from './rpc-client';
 import { whyUnavailable } from './missing-body';
 import { createRpcLimiter, type RpcLimiter } from './rpc-limiter';
 import type { AccountData, Cursor, Progress, Source } from './types';
@@ -88,8 +88,8 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
   const tipRpc = createRpcClient({ url: opts.rpcUrl, logger, metrics, timeoutMs: opts.requestTimeoutMs });
   const maxBatch = opts.maxBatchTransactions ?? 2_000;
   const pollMs = opts.pollIntervalMs ?? 2_000;
-  // Until the provider refuses one (D-242).
-  let rpcBatch = Math.max(1, opts.rpcBatchSize ?? 1);
+  // Until the provider refuses batches (D-242); never more than a provider takes (D-474).
+  let rpcBatch = Math.min(MAX_BATCH_CALLS, Math.max(1, opts.rpcBatchSize ?? 1));
   const pageSize = opts.pageSize ?? 1_000;
   const pagesInMemory = Math.max(1, opts.pagesInMemory ?? 100);
   const bodyGiveUpMs = opts.bodyGiveUpMs ?? 30_000;
@@ -260,7 +260,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     // The client's limiter caps the requests in flight; the workers only keep it busy.
     const worker = async () => {
       while (next < todo.length && !signal.aborted) {
-        let pending = todo.slice(next, next + rpcBatch);
+        let pending = todo.slice(next, next + Math.min(rpcBatch, rpc.batchLimit()));
         next += pending.length;
         if (next >= todo.length) markIssued();
         // A confirmed signature whose body is not served yet (a node without its slot): asked
@@ -290,7 +290,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
         }
       }
     };
-    const workers = Math.min(concurrency, Math.ceil(todo.length / rpcBatch));
+    const workers = Math.min(concurrency, Math.ceil(todo.length / Math.min(rpcBatch, rpc.batchLimit())));
     await Promise.all(Array.from({ length: workers }, worker));
     return out;
   }

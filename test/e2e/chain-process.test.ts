@@ -146,18 +146,18 @@ describe('npm run chain: hostile requests (the security review, third pass)', ()
     expect(r.json).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } }]);
   });
 
-  it('refuses a body over 1 MiB with 413 and a JSON-RPC error, without buffering it', async () => {
+  it('refuses a body over 50 KiB (Agave\'s limit) with 413 and a JSON-RPC error, without buffering it', async () => {
     const r = await post(chain.url, Buffer.alloc(2 * 1024 * 1024, 0x20));
     expect(r.status).toBe(413);
-    expect(r.json.error).toEqual({ code: -32600, message: 'Request body too large: at most 1048576 bytes' });
+    expect(r.json.error).toEqual({ code: -32600, message: 'Request body too large: at most 51200 bytes' });
   });
 
-  it('refuses a batch of more than 1,000 calls as one -32600, and serves one of 1,000', async () => {
+  it('refuses a batch of more than 100 calls (a provider\'s cap) as one -32600, and serves one of 100', async () => {
     const call = (i: number) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' });
-    const over = await post(chain.url, JSON.stringify(Array.from({ length: 1001 }, (_, i) => call(i))));
-    expect(over.json).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch holds at most 1000 calls' } });
-    const full = await post(chain.url, JSON.stringify(Array.from({ length: 1000 }, (_, i) => call(i))));
-    expect(full.json).toHaveLength(1000);
+    const over = await post(chain.url, JSON.stringify(Array.from({ length: 101 }, (_, i) => call(i))));
+    expect(over.json).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch holds at most 100 calls' } });
+    const full = await post(chain.url, JSON.stringify(Array.from({ length: 100 }, (_, i) => call(i))));
+    expect(full.json).toHaveLength(100);
   });
 
   it.each([

@@ -23,7 +23,7 @@ describe('backfill through a provider-like RPC with faults and batches', () => {
       simulator: sim,
       // Seeded, so that the fault switch's first draws (and hence faults > 0 below) do not
       // depend on chance.
-      provider: { latencyMs: 5, jitterMs: 3, requestsPerSecond: 800, faultRate: 0.03, random: seededUnit(433) },
+      provider: { latencyMs: 5, jitterMs: 3, requestsPerSecond: 800, faultRate: 0.03, random: seededUnit(433), retryAfter: true },
     });
     while (chain.ledgerSize() < 3_000) chain.advance(20);
     const live = chain.transactions().filter((t) => t.meta?.err === null);
@@ -83,6 +83,49 @@ describe('backfill through a provider-like RPC with faults and batches', () => {
     }
   });
 
+  it.each([
+    ['more calls than it takes (-32600)', { maxBatchCalls: 30 }],
+    ['a body larger than it takes (HTTP 413)', { maxBodyBytes: 6_000 }],
+  ])('sends halves of a batch the provider refuses for %s, and batches no larger from then on (D-474)', async (_what, limits) => {
+    const sim = new MarketSimulator({ seed: 436, programId: PROGRAM_ID });
+    const chain = createSimulatorRpcServer({ simulator: sim, provider: { latencyMs: 2 }, limits });
+    chain.advance(150);
+    const live = chain.transactions().filter((t) => t.meta?.err === null);
+    const endpoints = await chain.listen();
+    const source = createRpcSource({ common: testCommon({}), rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, subscribe: false, pollIntervalMs: 600_000, rpcBatchSize: 100, fetchConcurrency: 4 });
+    try {
+      await backfillAndCompare(source, live, 60_000);
+      // 100 refused, 50 refused, then 25: still batches (today's code fell back to single calls).
+      expect(source.rpc.batchLimit()).toBe(25);
+      expect(chain.callCount('getTransaction')).toBe(live.length);
+      const { requests, calls } = source.rpc.stats();
+      expect(calls).toBeGreaterThan(8 * requests);
+    } finally {
+      await source.close();
+      await chain.close();
+    }
+  });
+
+  it('backs off from 429s without Retry-After (as providers send them) and finishes the backfill (D-474)', async () => {
+    const sim = new MarketSimulator({ seed: 437, programId: PROGRAM_ID });
+    const chain = createSimulatorRpcServer({ simulator: sim, provider: { latencyMs: 2, requestsPerSecond: 400 } });
+    while (chain.ledgerSize() < 1_200) chain.advance(20);
+    const live = chain.transactions().filter((t) => t.meta?.err === null);
+    const endpoints = await chain.listen();
+    const source = createRpcSource({ common: testCommon({}), rpcUrl: endpoints.url, wsUrl: endpoints.wsUrl, programId: PROGRAM_ID, subscribe: false, pollIntervalMs: 600_000, fetchConcurrency: 8 });
+    try {
+      await backfillAndCompare(source, live, 120_000);
+      expect(chain.provider.stats().rateLimited).toBeGreaterThan(0);
+      expect(source.limiter.stats().rateLimited).toBeGreaterThan(0);
+      // Paused by its own jittered backoff, at most 16 s a time.
+      expect(source.limiter.stats().lastPauseMs).toBeGreaterThan(0);
+      expect(source.limiter.stats().lastPauseMs).toBeLessThanOrEqual(16_000);
+    } finally {
+      await source.close();
+      await chain.close();
+    }
+  });
+
   it('falls back to single calls when the provider refuses batches', async () => {
     const sim = new MarketSimulator({ seed: 434, programId: PROGRAM_ID });
     const chain = createSimulatorRpcServer({ simulator: sim, provider: { latencyMs: 2, batches: false } });
@@ -93,9 +136,10 @@ describe('backfill through a provider-like RPC with faults and batches', () => {
     try {
       await backfillAndCompare(source, live, 60_000);
       const provider = chain.provider.stats();
-      // Refused by the first batch of each chunk being fetched, then single calls only.
+      // Each of the 8 workers' batches refused at most once a halving (20, 10, 5, 2: D-474),
+      // then single calls only.
       expect(provider.batchesRefused).toBeGreaterThan(0);
-      expect(provider.batchesRefused).toBeLessThanOrEqual(8);
+      expect(provider.batchesRefused).toBeLessThanOrEqual(8 * 4);
       expect(chain.callCount('getTransaction')).toBe(live.length);
     } finally {
       await source.close();

@@ -11,12 +11,15 @@ describe('the simulated RPC provider (D-240)', () => {
     expect(p.admit([call('getSlot'), call('getSlot')])).toEqual({ kind: 'serve', delayMs: 0 });
   });
 
-  it('charges credits per method and answers 429 with Retry-After past the bucket', () => {
+  it('charges credits per method and answers 429 past the bucket, without Retry-After as providers do unless told (D-474)', () => {
     // 10 credits a second, a second's worth in the bucket: five getTransactions, then 429.
     const p = createRpcProvider({ requestsPerSecond: 10 });
     const verdicts = Array.from({ length: 6 }, () => p.admit(call('getTransaction')));
     expect(verdicts.slice(0, 5).every((v) => v.kind === 'serve')).toBe(true);
-    expect(verdicts[5]).toMatchObject({ kind: 'refuse', status: 429, headers: { 'retry-after': '1' } });
+    expect(verdicts[5]).toMatchObject({ kind: 'refuse', status: 429 });
+    expect((verdicts[5] as { headers: Record<string, string> }).headers['retry-after']).toBeUndefined();
+    const told = createRpcProvider({ requestsPerSecond: 10, retryAfter: true });
+    expect(Array.from({ length: 6 }, () => told.admit(call('getTransaction')))[5]).toMatchObject({ kind: 'refuse', status: 429, headers: { 'retry-after': '1' } });
     expect(p.stats()).toMatchObject({ requests: 6, calls: 5, credits: 10, rateLimited: 1 });
     expect(creditsOf('getSlot')).toBeLessThan(creditsOf('getTransaction'));
     expect(creditsOf('someMethodNotInTheTable')).toBe(1);
@@ -74,12 +77,41 @@ describe('the rpc source limiter (D-241)', () => {
 
   it('slows its pace on a 429 and reports it', () => {
     const limiter = createRpcLimiter({ requestsPerSecond: 100 });
-    expect(limiter.stats()).toEqual({ rateLimited: 0, rate: 100, pausedMs: 0 });
+    expect(limiter.stats()).toEqual({ rateLimited: 0, rate: 100, pausedMs: 0, lastPauseMs: 0 });
     limiter.rateLimited(1_000);
     expect(limiter.stats()).toMatchObject({ rateLimited: 1, rate: 80 });
     // The 429s of requests already in flight are the same signal: one cut a second.
     limiter.rateLimited(1_000);
     expect(limiter.stats()).toMatchObject({ rateLimited: 2, rate: 80 });
+  });
+
+  it('without Retry-After pauses a jittered second, doubled for each 429 right after a pause, and back to a second after a quiet while (D-474)', () => {
+    let now = 0;
+    let draw = 0.5;
+    const limiter = createRpcLimiter({ now: () => now, random: () => draw });
+    limiter.rateLimited(undefined);
+    expect(limiter.stats().lastPauseMs).toBe(750);
+    // Another request in flight meets a 429 within the pause: the same pause, not a longer one.
+    now = 100;
+    limiter.rateLimited(undefined);
+    expect(limiter.stats().lastPauseMs).toBe(650);
+    const pauses = [];
+    for (let i = 0; i < 6; i++) {
+      now += limiter.stats().lastPauseMs + 10;
+      draw = i % 2;
+      limiter.rateLimited(undefined);
+      pauses.push(limiter.stats().lastPauseMs);
+    }
+    // Half fixed, half drawn: 1 s, 2 s, 4 s … up to 16 s.
+    expect(pauses).toEqual([1_000, 4_000, 4_000, 16_000, 8_000, 16_000]);
+    now += limiter.stats().lastPauseMs + 10_000;
+    draw = 0;
+    limiter.rateLimited(undefined);
+    expect(limiter.stats().lastPauseMs).toBe(500);
+    // A Retry-After is taken as it is.
+    now += 10_000;
+    limiter.rateLimited(3_000);
+    expect(limiter.stats().lastPauseMs).toBe(3_000);
   });
 
   it('holds every caller until a Retry-After has passed, and lets an aborted one go', async () => {

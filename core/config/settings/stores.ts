@@ -94,10 +94,11 @@ export const STORE_SETTINGS = {
   }),
   RPC_BATCH_SIZE: int({
     min: 1,
-    max: 1_000,
+    // Providers take at most 100 calls a batch (Helius for getTransaction), D-474.
+    max: 100,
     default: 1,
     readBy: ['indexer'],
     description:
-      "`getTransaction` calls the `rpc` source sends in one JSON-RPC batch request; `1` sends single calls. A provider that refuses batches gets single calls from then on; most count each call of a batch against the rate limit (D-242)",
+      "`getTransaction` calls the `rpc` source sends in one JSON-RPC batch request; `1` sends single calls. A batch the provider refuses (HTTP 413, a lone error) is sent again as halves, down to single calls for a provider that takes none; most count each call of a batch against the rate limit (D-242, D-474)",
   }),
 } as const satisfies Record<string, SettingSpec<any>>;
