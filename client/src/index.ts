@@ -33,7 +33,7 @@ export function createMarketClient(options: MarketClientOptions) {
   const http = createRestClient(options);
   const domain = options.domain ?? new URL(options.baseUrl).hostname;
   const wsUrl = `${options.baseUrl.replace(/^http/, 'ws').replace(/\/$/, '')}/ws`;
-  const live = createLiveClient({ url: wsUrl, signer: options.signer, domain, clock: http.clock, socket: options.socket, onEvent: options.onLiveEvent });
+  const live = createLiveClient({ url: wsUrl, signer: options.signer, domain, chain: options.chain, clock: http.clock, socket: options.socket, onEvent: options.onLiveEvent });
   return {
     ...http,
     live,

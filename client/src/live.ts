@@ -45,6 +45,10 @@ export interface LiveOptions {
   /** How a socket is opened: the global `WebSocket` by default, the `ws` package in Node 20 (`createNodeSocket`). */
   socket?: SocketFactory;
   backoff?: { baseMs: number; maxMs: number };
+  /** A subscribe unanswered this long ends the socket and resumes on a new one (default 10 s): a hung replica behind a balancer. */
+  subscribeTimeoutMs?: number;
+  /** The tenant's CHAIN_ID, named in a positions subscription's signed message. */
+  chain?: string;
   random?: () => number;
   onEvent?: (e: LiveEvent) => void;
 }
@@ -57,6 +61,8 @@ interface ChannelState {
   started: boolean;
   /** Subscribed afresh without a `latestSeq` in the answer: the first update sets where the sequence is. */
   unanchored: boolean;
+  /** The unanswered subscribe's timer. */
+  waiting?: ReturnType<typeof setTimeout>;
 }
 
 const OPEN = 1;
@@ -95,7 +101,7 @@ export function createLiveClient(o: LiveOptions) {
     if (s.started) msg.resumeFrom = s.last;
     if (s.channel.startsWith('positions:')) {
       if (!o.signer) throw new Error(`${s.channel} needs a signer`);
-      const { message, signature, publicKey } = await signedMessage(o.signer, `WS_SUBSCRIBE ${s.channel}`, { domain: o.domain, clock: o.clock });
+      const { message, signature, publicKey } = await signedMessage(o.signer, `WS_SUBSCRIBE ${s.channel}`, { domain: o.domain, clock: o.clock, chain: o.chain });
       msg.auth = { message, signature, publicKey };
     }
     return JSON.stringify(msg);
@@ -105,7 +111,26 @@ export function createLiveClient(o: LiveOptions) {
     const ws = socket;
     if (!ws || !ready || ws.readyState !== OPEN) return;
     const text = await subscribeMessage(s);
-    if (ws === socket && ws.readyState === OPEN) ws.send(text);
+    if (ws !== socket || ws.readyState !== OPEN) return;
+    ws.send(text);
+    clearTimeout(s.waiting);
+    s.waiting = setTimeout(() => abandon(ws, `the subscribe of ${s.channel} was not answered`), o.subscribeTimeoutMs ?? 10_000);
+  };
+
+  /**
+   * Ends a socket that stopped answering and goes on as after a network close (resume): it
+   * delivers nothing more from now (its channels would otherwise arrive twice, once per socket,
+   * D-431), and the `ws` package's terminate does not wait for a closing handshake a hung server
+   * never sends.
+   */
+  const abandon = (ws: SocketLike, why: string) => {
+    if (ws !== socket) return;
+    ws.onmessage = null;
+    const t = (ws as { terminate?: () => void }).terminate;
+    if (t) t.call(ws);
+    else ws.close(4000, 'subscribe timed out');
+    emit({ type: 'close', code: 4000, reason: why, policy: 'resume' });
+    afterClose('resume', why);
   };
 
   const fail = (err: Error) => {
@@ -130,6 +155,7 @@ export function createLiveClient(o: LiveOptions) {
         return;
       case 'subscribed': {
         if (!s) return;
+        clearTimeout(s.waiting);
         const resuming = s.started;
         s.started = true;
         if (resuming && m.resumed === false) {
@@ -177,6 +203,7 @@ export function createLiveClient(o: LiveOptions) {
   const afterClose = (policy: ClosePolicy, error: string) => {
     socket = undefined;
     ready = false;
+    for (const s of channels.values()) clearTimeout(s.waiting);
     if (stopped) return;
     switch (policy) {
       case 'fatal':
@@ -223,9 +250,11 @@ export function createLiveClient(o: LiveOptions) {
         ws.onclose = (ev) => {
           const refused = (ws as { refusedStatus?: number }).refusedStatus;
           const policy = refused !== undefined ? upgradePolicy(refused) : closePolicy(ev.code, ev.reason);
-          if (refused === undefined) emit({ type: 'close', code: ev.code, reason: ev.reason, policy });
+          // An abandoned socket's close was reported when it was abandoned.
+          const current = ws === socket || !opened;
+          if (refused === undefined && current) emit({ type: 'close', code: ev.code, reason: ev.reason, policy });
           if (!opened) reject(new Error(refused !== undefined ? `the upgrade was refused: HTTP ${refused}` : `closed before it opened (${ev.code})`));
-          if (ws === socket || !opened) afterClose(policy, refused !== undefined ? `/ws refused the upgrade: HTTP ${refused}` : `/ws closed ${ev.code} ${ev.reason}`);
+          if (current) afterClose(policy, refused !== undefined ? `/ws refused the upgrade: HTTP ${refused}` : `/ws closed ${ev.code} ${ev.reason}`);
         };
       });
     })().finally(() => {
@@ -258,6 +287,7 @@ export function createLiveClient(o: LiveOptions) {
     close() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      for (const s of channels.values()) clearTimeout(s.waiting);
       for (const s of channels.values()) s.feed.end();
       channels.clear();
       socket?.close(1000, 'client done');

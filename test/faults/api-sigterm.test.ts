@@ -8,11 +8,11 @@ import { resumingWsClient } from '../support/resuming-ws';
 import { bookChannels, lostOn } from './live';
 import { get, report, startLoad, until } from './support';
 
-/** The reconnecting /ws client (test/support/resuming-ws.ts), read by the updates it received. */
+/** The reconnecting /ws client, the SDK's (test/support/resuming-ws.ts), read by the updates it yielded. */
 function resumingClient(url: string, channels: string[]) {
-  const client = resumingWsClient(url, channels);
-  const updates = (channel: string): Json[] => client.sockets.flatMap((s) => s.received.filter((m) => m.type === 'update' && m.channel === channel));
-  return { ...client, updates };
+  const received = new Map<string, Json[]>(channels.map((c) => [c, []]));
+  const client = resumingWsClient(url, channels, { onUpdate: (u) => received.get(u.channel)!.push(u as unknown as Json) });
+  return { ...client, updates: (channel: string): Json[] => received.get(channel)! };
 }
 
 it('SIGTERM to one of two API replicas behind a round-robin balancer: no failed request at the client, /ws clients get 1001, resume on the other replica and miss nothing', async () => {

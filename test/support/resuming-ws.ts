@@ -1,116 +1,111 @@
-import WebSocket from 'ws';
-import type { Json } from './api';
-import { WsClient } from './ws';
+import { createClock, createLiveClient, type LiveEvent, type Signer, type Update } from '../../client/src';
+import { createNodeSocket } from '../../client/src/node';
 
 export interface ResumingWsOptions {
-  /** The signed `auth` a channel's subscribe needs (a positions channel), or undefined. */
-  auth?: (channel: string) => Json | undefined;
-  /** Every frame every socket receives, with that socket's index in `sockets` (0 for the first). */
-  onMessage?: (m: Json, socket: number) => void;
-  /** The pause between two failed reconnects. */
-  retryMs?: number;
-  /** How long a subscribe may wait for its answer before the connection counts as failed. */
+  /** The wallet of the client's positions channel (signed again, with a fresh nonce, on every subscribe). */
+  signer?: Signer;
+  /** The signed messages' domain (one of the tenant's PUBLIC_HOSTS; default the URL's host) and chain. */
+  domain?: string;
+  chain?: string;
+  /** Every update the SDK yields (once, in seq order), with the connection that delivered it (1 for the first). */
+  onUpdate?: (u: Update, connection: number) => void;
+  /** A seq the SDK dropped as already received, with the connection it came on. */
+  onDuplicate?: (channel: string, seq: number, connection: number) => void;
+  /** A reset the SDK yielded (`projection-switched` after a 4010, `not-resumable`, `gap`). */
+  onReset?: (channel: string, reason: string) => void;
   subscribeTimeoutMs?: number;
-  /**
-   * What a close means for the next connection: `resume` (the default) subscribes again with
-   * `resumeFrom`; `start-over` subscribes afresh, as after `4010` (the sequence started over, D-410).
-   */
-  onClose?: (code: number) => 'resume' | 'start-over';
 }
 
 /**
- * A /ws client as a D-53 application writes it: when the server closes its socket it reconnects
- * (through whatever balancer or Ingress `url` names) and subscribes each channel again with
- * `resumeFrom` the last seq it has. The fault suite and the upgrade journey each judge it their
- * own way (`onMessage`, `sockets`); the reconnect loop is this one, so a fix lands in both.
+ * The project's own `/ws` clients are the SDK's (D-535): its reconnect with backoff, its close
+ * policy (resume with `resumeFrom`, start over after 4010, stop on what would repeat), its
+ * subscribe timeout and its gap and duplicate detection by seq. This wraps it with what the
+ * fault suite and the journeys judge it by: the close codes of the sockets the server ended,
+ * failed connections, connections that resumed, sockets open at once, and errors (`error`
+ * frames, a resume the server could not serve, a subscription ended by the policy).
  */
 export function resumingWsClient(url: string, channels: string[], opts: ResumingWsOptions = {}) {
-  const sockets: WsClient[] = [];
-  /** The close code of each socket the server (or the network) ended while the client ran. */
   const closes: number[] = [];
   const errors: string[] = [];
-  const lastSeq = new Map<string, number>(channels.map((c) => [c, 0]));
-  const subscribed = new Set<string>();
-  let stopped = false;
+  let connection = 0;
+  let isOpen = false;
   let failedConnects = 0;
   let overlaps = 0;
-  let resumes = 0;
-
-  const connect = async (): Promise<void> => {
-    const s = await WsClient.open(url);
-    // Two sockets of one client delivering at once would count their shared updates twice.
-    if (sockets.some((x) => x.ws.readyState !== WebSocket.CLOSED && x !== s)) overlaps += 1;
-    sockets.push(s);
-    const socket = sockets.length - 1;
-    s.ws.on('message', (raw) => {
-      const m = JSON.parse(raw.toString()) as Json;
-      if (m.type === 'update' && lastSeq.has(m.channel)) lastSeq.set(m.channel, Math.max(lastSeq.get(m.channel)!, m.seq as number));
-      else if (m.type === 'error') errors.push(String(m.message));
-      opts.onMessage?.(m, socket);
-    });
-    let resumed = false;
-    try {
-      await s.next((m) => m.type === 'connected');
-      for (const channel of channels) {
-        const auth = opts.auth?.(channel);
-        const resuming = subscribed.has(channel);
-        const from = lastSeq.get(channel)!;
-        const r = await s.request({ type: 'subscribe', channel, ...(resuming ? { resumeFrom: from } : {}), ...(auth ? { auth } : {}) }, opts.subscribeTimeoutMs);
-        if (r.type !== 'subscribed') errors.push(`${channel}: ${JSON.stringify(r)}`);
-        if (resuming && r.resumed === false) errors.push(`${channel}: not resumable from ${from}`);
-        subscribed.add(channel);
-        resumed ||= resuming;
-      }
-    } catch (err) {
-      // A subscribe that timed out leaves a socket subscribed to the channels before it: an
-      // application that starts over on a new socket ends the old one first, or it would read
-      // those channels twice (once per socket).
-      s.ws.terminate();
-      await s.closed;
-      throw err;
-    }
-    if (resumed) resumes += 1;
-    void s.closed.then(({ code }) => {
-      if (stopped) return;
-      closes.push(code);
-      if (opts.onClose?.(code) === 'start-over') {
-        subscribed.clear();
-        for (const c of channels) lastSeq.set(c, 0);
-      }
-      void reconnect();
-    });
-  };
-  // A reconnect that fails is retried, as a client with a reconnect loop does; failures are counted.
-  const reconnect = async (): Promise<void> => {
-    while (!stopped) {
-      try {
-        return await connect();
-      } catch {
+  const resumedOn = new Set<number>();
+  const subscribed = new Set<string>();
+  const onEvent = (e: LiveEvent) => {
+    switch (e.type) {
+      case 'open':
+        if (isOpen) overlaps += 1;
+        isOpen = true;
+        connection = e.connection;
+        return;
+      case 'close':
+        if (isOpen) closes.push(e.code);
+        else failedConnects += 1;
+        isOpen = false;
+        return;
+      case 'refused':
         failedConnects += 1;
-        await new Promise((r) => setTimeout(r, opts.retryMs ?? 200));
-      }
+        return;
+      case 'subscribed':
+        subscribed.add(e.channel);
+        if (e.resumed !== undefined) resumedOn.add(connection);
+        return;
+      case 'duplicate':
+        return opts.onDuplicate?.(e.channel, e.seq, connection);
+      case 'error':
+        errors.push(e.message);
+        return;
+      default:
+        return;
     }
   };
+  const live = createLiveClient({ url, signer: opts.signer, domain: opts.domain ?? new URL(url).hostname, chain: opts.chain, clock: createClock(), socket: createNodeSocket, subscribeTimeoutMs: opts.subscribeTimeoutMs, onEvent });
+  const reading: Promise<void>[] = [];
 
   return {
-    /** The first connection; a failure throws (later ones are retried). */
-    connect,
-    sockets,
+    /** Subscribes every channel; resolves once each is subscribed (later reconnects are the SDK's). */
+    async connect(deadlineMs = 30_000): Promise<void> {
+      for (const channel of channels) {
+        const feed = live.subscribe(channel);
+        reading.push(
+          (async () => {
+            try {
+              for await (const item of feed) {
+                if (item.type === 'update') opts.onUpdate?.(item, connection);
+                else {
+                  if (item.reason === 'not-resumable') errors.push(`${channel}: not resumable`);
+                  opts.onReset?.(channel, item.reason);
+                }
+              }
+            } catch (err) {
+              errors.push(`${channel}: ${(err as Error).message}`);
+            }
+          })(),
+        );
+      }
+      const until = Date.now() + deadlineMs;
+      while (channels.some((c) => !subscribed.has(c))) {
+        if (Date.now() > until) throw new Error(`${url}: ${channels.filter((c) => !subscribed.has(c)).join(', ')} not subscribed in ${deadlineMs} ms (${errors.join('; ')})`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
     closes,
-    /** `error` frames and refused or unresumable subscribes. */
     errors,
     /** The highest seq received on a channel (0 before any). */
-    last: (channel: string) => lastSeq.get(channel)!,
-    /** Sockets the server ended while the client ran: each was followed by a reconnect. */
+    last: (channel: string) => live.last(channel),
+    /** Sockets the server (or the network) ended while the client ran: the SDK reconnected after each. */
     reconnects: () => closes.length,
     failedConnects: () => failedConnects,
     /** Connections that subscribed again with `resumeFrom`. */
-    resumes: () => resumes,
-    /** Times a new socket opened while an earlier one of this client was still open (must stay 0). */
+    resumes: () => resumedOn.size,
+    /** Times a socket opened while an earlier one of this client was still open (must stay 0). */
     overlaps: () => overlaps,
-    stop() {
-      stopped = true;
-      sockets.forEach((s) => s.ws.terminate());
+    open: () => isOpen,
+    async stop() {
+      live.close();
+      await Promise.all(reading);
     },
   };
 }

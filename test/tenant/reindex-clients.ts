@@ -1,29 +1,30 @@
-import WebSocket from 'ws';
 import { resumingWsClient } from '../support/resuming-ws';
-import { CLOSE } from '../../server/ws/protocol';
 
 /** What the re-index journey (reindex.test.ts) runs beside a projection switch, and how it judges it. */
 
 /**
- * A /ws client as docs/api.md tells an application to handle the stream: when the server closes
- * its socket it reconnects and subscribes each channel again with `resumeFrom` the last seq it
- * has; when the close is `4010` (the projection switched, D-410) it starts over instead: a fresh
- * subscription, whose sequence is the new schema's. Each start-over opens a new generation of
- * seqs, judged on its own. The reconnect loop is the shared one (test/support/resuming-ws.ts).
+ * A /ws client as docs/api.md tells an application to handle the stream, the SDK's
+ * (test/support/resuming-ws.ts, D-535): when the server closes its socket it reconnects and
+ * subscribes each channel again with `resumeFrom` the last seq it has; after `4010` (the
+ * projection switched, D-410) it starts over instead: a fresh subscription, whose sequence is the
+ * new schema's, announced on each channel by a `projection-switched` reset. Each reset opens a
+ * new generation of that channel's seqs, judged on its own.
  */
 export function switchingClient(wsUrl: string, channels: string[]) {
   /** Per generation (one per 4010 received, plus the first), per channel, the seqs received. */
   const generations: Map<string, number[]>[] = [new Map(channels.map((c) => [c, []]))];
+  /** Each channel's generation: the SDK yields its reset in order, between the old sequence's updates and the new one's. */
+  const generationOf = new Map(channels.map((c) => [c, 0]));
   const current = () => generations[generations.length - 1]!;
   const client = resumingWsClient(wsUrl, channels, {
-    // A closed socket delivers nothing more, so updates go to the generation current when they arrive.
-    onMessage: (m) => {
-      if (m.type === 'update' && current().has(m.channel)) current().get(m.channel)!.push(m.seq as number);
-    },
-    onClose: (code) => {
-      if (code !== CLOSE.projectionSwitched) return 'resume';
-      generations.push(new Map(channels.map((c) => [c, []])));
-      return 'start-over';
+    onUpdate: (u) => generations[generationOf.get(u.channel)!]!.get(u.channel)!.push(u.seq),
+    // The SDK drops a seq it has had; the tally counts it as the same seq twice.
+    onDuplicate: (channel, seq) => generations[generationOf.get(channel)!]!.get(channel)!.push(seq),
+    onReset: (channel, reason) => {
+      if (reason !== 'projection-switched') return;
+      const g = generationOf.get(channel)! + 1;
+      generationOf.set(channel, g);
+      if (!generations[g]) generations.push(new Map(channels.map((c) => [c, []])));
     },
   });
   return {
@@ -35,7 +36,7 @@ export function switchingClient(wsUrl: string, channels: string[]) {
     generations: () => generations.length,
     /** Updates received in the current generation, over all channels. */
     receivedNow: () => [...current().values()].reduce((n, s) => n + s.length, 0),
-    open: () => client.sockets[client.sockets.length - 1]?.ws.readyState === WebSocket.OPEN,
+    open: client.open,
     /** Per generation and channel: the same seq twice, seqs missing between the first and the last. */
     tally: () =>
       generations.flatMap((g, i) =>

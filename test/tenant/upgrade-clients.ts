@@ -9,6 +9,7 @@ import { keyPairOf } from '../../simulator/ids';
 import type { Json } from '../support/api';
 import { createStandaloneDatabase } from '../support/pg';
 import { tableDigests } from '../support/tables';
+import { createKeypairSigner, type Signer } from '../../client/src';
 import { resumingWsClient } from '../support/resuming-ws';
 import { WsClient, wsAuth } from '../support/ws';
 
@@ -43,30 +44,41 @@ export interface ChannelTally {
 }
 
 /**
- * The journey's /ws client (test/support/resuming-ws.ts: it reconnects through the Ingress and
- * resumes each channel; a positions channel with a fresh signed `auth` each time), tallying what
- * it receives: each seq, which socket delivered it first, and its data.
+ * The journey's /ws client: the SDK's (test/support/resuming-ws.ts: it reconnects through the
+ * Ingress and resumes each channel; the positions channel signed by its wallet on every
+ * subscribe), tallying what it yields and what it reports: updates, each seq's data, the seqs it
+ * dropped as received already (on which connections) and the seqs it found missing.
  */
-export function resumingClient(wsUrl: string, channels: string[], signer: (channel: string) => Json | undefined) {
-  const seqs = new Map<string, number[]>(channels.map((c) => [c, []]));
-  /** Which socket (its index in `sockets`) delivered each seq first, to tell a repeat on one socket from one on two. */
+export function resumingClient(wsUrl: string, channels: string[], auth: PositionsAuth | (() => undefined)) {
+  const sdk = 'sdk' in auth ? auth.sdk : undefined;
+  const wallet = channels.find((c) => c.startsWith('positions:'))?.slice('positions:'.length);
+  const o = { domain: sdk?.domain, chain: sdk?.chain, signer: wallet && sdk ? sdk.signerOf(wallet) : undefined };
+  const received = new Map<string, number>(channels.map((c) => [c, 0]));
+  const duplicates = new Map<string, number>(channels.map((c) => [c, 0]));
+  const missing = new Map<string, number>(channels.map((c) => [c, 0]));
+  /** Which connection delivered each seq first, to tell a repeat on one socket from one on two. */
   const deliveredBy = new Map<string, Map<number, number>>(channels.map((c) => [c, new Map()]));
   const repeats: string[] = [];
   const data = new Map<string, Map<number, unknown>>(channels.map((c) => [c, new Map()]));
+  const last = new Map<string, number>();
   const client = resumingWsClient(wsUrl, channels, {
-    auth: signer,
-    onMessage: (m, socket) => {
-      if (m.type !== 'update' || !seqs.has(m.channel)) return;
-      const seq = m.seq as number;
-      const by = deliveredBy.get(m.channel)!;
-      if (by.has(seq)) repeats.push(`${m.channel} seq ${seq}: socket ${by.get(seq)} then ${socket}`);
-      else by.set(seq, socket);
-      seqs.get(m.channel)!.push(seq);
-      data.get(m.channel)!.set(seq, m.data);
+    ...o,
+    onUpdate: (u, connection) => {
+      const prev = last.get(u.channel);
+      // The SDK yields a gap as a reset before the update; counted here by how many seqs it skipped.
+      if (prev !== undefined && u.seq > prev + 1) missing.set(u.channel, missing.get(u.channel)! + u.seq - prev - 1);
+      last.set(u.channel, u.seq);
+      received.set(u.channel, received.get(u.channel)! + 1);
+      deliveredBy.get(u.channel)!.set(u.seq, connection);
+      data.get(u.channel)!.set(u.seq, u.data);
+    },
+    onDuplicate: (channel, seq, connection) => {
+      duplicates.set(channel, duplicates.get(channel)! + 1);
+      repeats.push(`${channel} seq ${seq}: connection ${deliveredBy.get(channel)!.get(seq)} then ${connection}`);
     },
   });
   return {
-    connect: client.connect,
+    connect: () => client.connect(),
     last: client.last,
     dataAt: (channel: string, seq: number) => data.get(channel)!.get(seq),
     reconnects: client.reconnects,
@@ -76,31 +88,35 @@ export function resumingClient(wsUrl: string, channels: string[], signer: (chann
     /** Times a new socket opened while an earlier one of this client was still open (must stay 0). */
     overlaps: client.overlaps,
     errors: client.errors,
-    /** Each seq received again: on which sockets (the same one twice is the server's doing). */
+    /** Each seq received again: on which connections (the same one twice is the server's doing). */
     repeats,
     /** Per channel: updates received, the same seq twice, seqs missing between the first and the last. */
-    tally: (): ChannelTally[] =>
-      channels.map((channel) => {
-        const all = seqs.get(channel)!;
-        const unique = new Set(all);
-        const span = all.length ? Math.max(...all) - Math.min(...all) + 1 : 0;
-        return { channel, received: all.length, duplicates: all.length - unique.size, gaps: span - unique.size };
-      }),
+    tally: (): ChannelTally[] => channels.map((channel) => ({ channel, received: received.get(channel)!, duplicates: duplicates.get(channel)!, gaps: missing.get(channel)! })),
     stop: client.stop,
   };
 }
 export type ResumingClient = ReturnType<typeof resumingClient>;
 
+/** A hand-written subscribe's `auth`, carrying what the SDK client signs with instead. */
+export type PositionsAuth = ((channel: string) => Json | undefined) & { sdk: { domain: string; chain: string; signerOf: (wallet: string) => Signer } };
+
 /** The signed `auth` a positions subscription needs, from the simulated chain's own wallets' keys. */
 export function positionsSigner(opts: { seed: number; domain: string; chain: string }) {
   const keys = new Map(Array.from({ length: 40 }, (_, i) => keyPairOf(`wallet:${opts.seed}:${i}`)).map((k) => [k.address, k]));
+  /** An SDK signer over a wallet's key (WebCrypto's import is async: done at the first signature). */
+  const signerOf = (wallet: string): Signer => {
+    let key: Promise<Signer> | undefined;
+    return { publicKey: wallet, signMessage: async (bytes) => (await (key ??= createKeypairSigner(keys.get(wallet)!.secretKey))).signMessage(bytes) };
+  };
+  const sign = (channel: string): Json | undefined => {
+    if (!channel.startsWith('positions:')) return undefined;
+    const key = keys.get(channel.slice('positions:'.length))!;
+    return wsAuth(key, `WS_SUBSCRIBE ${channel}`, { domain: opts.domain, chain: opts.chain });
+  };
   return {
     wallets: [...keys.keys()],
-    sign: (channel: string): Json | undefined => {
-      if (!channel.startsWith('positions:')) return undefined;
-      const key = keys.get(channel.slice('positions:'.length))!;
-      return wsAuth(key, `WS_SUBSCRIBE ${channel}`, { domain: opts.domain, chain: opts.chain });
-    },
+    /** A signed `auth` for a hand-written subscribe (storedUpdate's probe); `resumingClient` takes it and signs with the SDK. */
+    sign: Object.assign(sign, { sdk: { domain: opts.domain, chain: opts.chain, signerOf } }) as PositionsAuth,
   };
 }
 

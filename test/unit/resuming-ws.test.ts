@@ -4,9 +4,9 @@ import { resumingWsClient } from '../support/resuming-ws';
 import { waitFor } from '../support/tables';
 
 /**
- * The reconnecting /ws client the fault suite and the upgrade journey share, against a scripted
- * server: the first socket is closed with 1001 (a draining replica), the second never answers one
- * subscribe, the third answers everything.
+ * The reconnecting /ws client the fault suite and the journeys share (the SDK's, D-535), against
+ * a scripted server: the first socket is closed with 1001 (a draining replica), the second never
+ * answers one subscribe, the third answers everything.
  */
 describe('resumingWsClient (a scripted /ws server)', () => {
   let server: WebSocketServer;
@@ -46,23 +46,25 @@ describe('resumingWsClient (a scripted /ws server)', () => {
       await client.connect();
       await waitFor('both updates', async () => client.last(channels[1]!) === 3 && client.last(channels[0]!) === 7);
       sockets[0]!.ws.close(1001, 'going away');
-      await waitFor('the third connection subscribed', async () => client.resumes() === 1);
+      await waitFor('the third connection subscribed', async () => client.resumes() === 2 && sockets[2]?.subscribes.length === 2);
 
       expect(sockets.map((s) => s.subscribes.length)).toEqual([2, 2, 2]);
       // The timed-out socket was ended (it would otherwise read orderbook:1 a second time).
-      expect(openBefore).toEqual([0, 0]);
+      await waitFor('the timed-out socket closed at the server', async () => !sockets[1]!.open);
+      expect(openBefore[0]).toBe(0);
       expect(client.overlaps()).toBe(0);
       expect(sockets[2]!.subscribes).toEqual([
         { type: 'subscribe', channel: channels[0], resumeFrom: 7 },
         { type: 'subscribe', channel: channels[1], resumeFrom: 3 },
       ]);
-      expect({ closes: client.closes, failedConnects: client.failedConnects(), errors: client.errors }).toEqual({ closes: [1001], failedConnects: 1, errors: [] });
+      // The server's 1001, then the client's own end of the socket that stopped answering.
+      expect({ closes: client.closes, failedConnects: client.failedConnects(), errors: client.errors }).toEqual({ closes: [1001, 4000], failedConnects: 0, errors: [] });
     } finally {
-      client.stop();
+      await client.stop();
     }
   });
 
-  it('subscribes afresh after a close its onClose says starts over (4010), and resumes after any other', async () => {
+  it('subscribes afresh after a 4010 (the projection switched), and resumes after any other close', async () => {
     const subscribes: Json[][] = [];
     server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
     server.on('connection', (ws) => {
@@ -78,7 +80,8 @@ describe('resumingWsClient (a scripted /ws server)', () => {
     });
     await new Promise((r) => server.once('listening', r));
     const { port } = server.address() as { port: number };
-    const client = resumingWsClient(`ws://127.0.0.1:${port}/ws`, ['orderbook:1'], { onClose: (code) => (code === 4010 ? 'start-over' : 'resume') });
+    const resets: string[] = [];
+    const client = resumingWsClient(`ws://127.0.0.1:${port}/ws`, ['orderbook:1'], { onReset: (_, reason) => resets.push(reason) });
     try {
       await client.connect();
       await waitFor('the first update', async () => client.last('orderbook:1') === 5);
@@ -91,9 +94,9 @@ describe('resumingWsClient (a scripted /ws server)', () => {
         { type: 'subscribe', channel: 'orderbook:1' },
         { type: 'subscribe', channel: 'orderbook:1', resumeFrom: 5 },
       ]);
-      expect({ closes: client.closes, errors: client.errors }).toEqual({ closes: [4010, 1001], errors: [] });
+      expect({ closes: client.closes, errors: client.errors, resets }).toEqual({ closes: [4010, 1001], errors: [], resets: ['projection-switched'] });
     } finally {
-      client.stop();
+      await client.stop();
     }
   });
 });
