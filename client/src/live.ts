@@ -25,7 +25,7 @@ export interface Update {
   data: Record<string, unknown>;
 }
 /** What a subscription yields: updates in `seq` order, each once, or a reset (take a new REST snapshot: the updates between are lost). */
-export type LiveItem = Update | { type: 'reset'; channel: string; reason: 'not-resumable' | 'projection-switched' | 'gap' };
+export type LiveItem = Update | { type: 'reset'; channel: string; reason: 'not-resumable' | 'projection-switched' | 'gap' | 'sequence-restarted' };
 
 export type LiveEvent =
   | { type: 'open'; connection: number }
@@ -172,6 +172,14 @@ export function createLiveClient(o: LiveOptions) {
       case 'update': {
         if (!s) return;
         const seq = m.seq as number;
+        if (seq === 1 && s.last > 1 && s.started) {
+          // The channel's sequence started over (its counter expired after a quiet day, or was
+          // lost): not a replayed duplicate, which is never seq 1 once past it. Lost in between: a reset.
+          emit({ type: 'gap', channel: s.channel, after: s.last, seq });
+          s.feed.push({ type: 'reset', channel: s.channel, reason: 'sequence-restarted' });
+          s.last = 0;
+          s.unanchored = true;
+        }
         if (seq <= s.last) return emit({ type: 'duplicate', channel: s.channel, seq });
         if (seq !== s.last + 1 && s.started && !s.unanchored) {
           emit({ type: 'gap', channel: s.channel, after: s.last, seq });

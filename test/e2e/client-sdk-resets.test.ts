@@ -81,6 +81,7 @@ describe('the SDK starts over from a REST snapshot when the stream cannot be res
       await publish(4200);
       await book.until((b) => b.bestBid === 4200);
       expect(events.filter((e) => e.type === 'gap')).toEqual([{ type: 'gap', channel: 'orderbook:1', after: seqNow, seq: seqNow + 2 }]);
+      const gapsBefore = 1;
       await waitFor('the snapshot after the gap', async () => book.snapshots() === 2);
 
       // A plain reconnect resumes: what was sent while the network was down comes by replay, no snapshot.
@@ -101,10 +102,19 @@ describe('the SDK starts over from a REST snapshot when the stream cannot be res
       await publish(4500);
       await book.until((b) => b.bestBid === 4500);
 
+      // The channel's counter gone (expired after a quiet day, evicted): the log starts the
+      // sequence over at 1, which is no duplicate: a reset, then the new sequence.
+      await redis.del(createKeys(tenant).streamSeq('orderbook:1'));
+      await publish(4550);
+      await book.until((b) => b.bestBid === 4550);
+      expect(client.live.last('orderbook:1')).toBe(1);
+      expect(events.filter((e) => e.type === 'gap').length).toBe(gapsBefore + 1);
+      await waitFor('the snapshot after the restart', async () => book.snapshots() === 4);
+
       // The server's 4010 (the live projection switched, D-410): every client starts over.
       api.projectionSwitched();
       await waitFor('the 4010 close', async () => events.some((e) => e.type === 'close' && e.code === 4010), 10_000);
-      await waitFor('the snapshot after 4010', async () => book.snapshots() === 4, 20_000);
+      await waitFor('the snapshot after 4010', async () => book.snapshots() === 5, 20_000);
       await waitFor('subscribed afresh', async () => events.filter((e) => e.type === 'subscribed').length === 4, 20_000);
       await publish(4600);
       await book.until((b) => b.bestBid === 4600);
