@@ -9,6 +9,9 @@ import { createRpcLimiter, type RpcLimiter } from './rpc-limiter';
 import type { AccountData, Cursor, Progress, Source } from './types';
 import type { TransactionSink } from './webhook';
 
+/** Tries of a body answered null that go again after 50 ms, before the backoff (D-476). */
+const QUICK_BODY_TRIES = 10;
+
 /** `getMultipleAccounts` takes at most 100 addresses a call. */
 const ACCOUNTS_PER_CALL = 100;
 
@@ -59,8 +62,8 @@ export interface RpcSourceOptions {
 interface Window {
   /** Newest first, as listed; dropped for the newest pages of a long backlog. */
   sigs?: SignatureInfo[];
-  /** The `before` it was listed with (absent for the newest page). */
-  before?: string;
+  /** The `before` it was listed with and its slot (absent for the newest page). */
+  before?: { signature: string; slot: number };
   /** What a second listing must give again: as many signatures, ending on the same one. */
   count: number;
   oldest: string;
@@ -127,11 +130,14 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     if (typeof slot === 'number' && slot > seen) seen = slot;
   };
 
-  const listPage = (before: string | undefined, until: string | null, signal: AbortSignal) => {
+  // A page below `before` needs only a node that has confirmed `before`'s slot: all it lists
+  // is older, and the same on every node; the newest page needs one at `seen` (D-476).
+  const listPage = (before: { signature: string; slot: number } | undefined, until: string | null, signal: AbortSignal) => {
     const cfg: Record<string, unknown> = { limit: pageSize, commitment: 'confirmed' };
-    if (before) cfg.before = before;
+    if (before) cfg.before = before.signature;
     if (until) cfg.until = until;
-    if (seen > 0) cfg.minContextSlot = seen;
+    const min = before ? before.slot : seen;
+    if (min > 0) cfg.minContextSlot = min;
     return rpc.call<SignatureInfo[]>('getSignaturesForAddress', [opts.programId, cfg], signal);
   };
 
@@ -157,7 +163,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
     // The newest pages go out last, so they are the ones dropped and listed again, newest
     // first. Not the newest of all: listed again, it would also hold what arrived since.
     let nextDrop = 1;
-    let before: string | undefined;
+    let before: { signature: string; slot: number } | undefined;
     for (;;) {
       const listed0 = await listPage(before, until, signal);
       const page = aboveCursor(listed0);
@@ -169,7 +175,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
       if (windows.length - nextDrop + 1 > pagesInMemory && nextDrop < windows.length) windows[nextDrop++]!.sigs = undefined;
       // Short from a node at or past `seen`: nothing older to list (or the cursor is reached).
       if (listed0.length < pageSize || reachedCursor) break;
-      before = page[page.length - 1]!.signature;
+      before = { signature: page[page.length - 1]!.signature, slot: page[page.length - 1]!.slot };
     }
     progress = { done: 0, total: listed, unit: 'transactions' };
     for (let i = windows.length - 1; i >= 0; i--) {
@@ -180,7 +186,7 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
         if (again.length === w.count && again[again.length - 1]?.signature === w.oldest) sigs = again;
         // Confirmed history does not change; if it did, stop rather than skip or repeat. One
         // node's answer is not the provider's: asked a few times first (D-462).
-        else if (attempt >= 4) throw new Error(`getSignaturesForAddress before ${w.before} no longer lists the page it listed`);
+        else if (attempt >= 4) throw new Error(`getSignaturesForAddress before ${w.before?.signature} no longer lists the page it listed`);
         else await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
         if (signal.aborted) return;
       }
@@ -286,7 +292,9 @@ export function createRpcSource(opts: RpcSourceOptions): Source & TransactionSin
             for (const s of standIns) logger.warn({ signature: s.transaction.signatures[0], slot: s.slot, ...s.unavailable }, 'a listed transaction\'s body never came: dead-lettered');
             if (waited >= bodyGiveUpMs) pending = [];
           }
-          if (pending.length) await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
+          // A null is most often a node of the pool a few slots behind (D-476): the next call
+          // likely reaches another, so the first tries come soon; then the backoff of D-463.
+          if (pending.length) await new Promise((r) => setTimeout(r, attempt < QUICK_BODY_TRIES ? 50 : Math.min(2_000, 100 * 2 ** (attempt - QUICK_BODY_TRIES))));
         }
       }
     };

@@ -52,7 +52,7 @@ if (process.env.BACKFILL_CHAIN_CHILD === '1') {
     process.send!({ type: 'listening', port, transactions: rpc.ledgerSize(), live, lastLiveSlot } satisfies ChainReady);
   });
   let growth: NodeJS.Timeout | undefined;
-  process.on('message', (m: { type: string; provider?: RpcProviderOptions; transactionsPerSecond?: number }) => {
+  process.on('message', (m: { type: string; provider?: RpcProviderOptions; pool?: number[]; transactionsPerSecond?: number }) => {
     if (m.type === 'grow') {
       // Whole slots, as many as keep the transactions produced at the rate asked since growth began.
       const t0 = Date.now();
@@ -69,6 +69,7 @@ if (process.env.BACKFILL_CHAIN_CHILD === '1') {
       process.send!({ type: 'stopped', transactions: rpc.ledgerSize() });
     } else if (m.type === 'configure') {
       rpc.provider.configure(m.provider ?? {});
+      rpc.pool.configure({ lags: m.pool ?? [] });
       rpc.provider.resetStats();
       process.send!({ type: 'configured' });
     } else if (m.type === 'stats') {

@@ -18,6 +18,8 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1_000);
 const CLIENT_PROCS = Number(process.env.BENCH_CLIENT_PROCS ?? 2);
 const LATENCY_MS = Number(process.env.BENCH_RPC_LATENCY_MS ?? 40);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+/** BENCH_RPC_POOL (e.g. `0,2,5`): the chain's RPC served as a provider's pool of nodes that many slots behind (D-460, D-476). */
+const POOL = process.env.BENCH_RPC_POOL ? process.env.BENCH_RPC_POOL.split(',').map(Number) : [];
 /**
  * Another build's indexer (`dist/indexer/main.js` of a checkout built with `npm run build`, e.g.
  * the commit before a change), run as `before` in the same run, each round before this
@@ -212,6 +214,7 @@ export async function run(): Promise<void> {
     seen.produced.set(block.slot, { at: nowMs(), sigs });
     record(block);
   };
+  chain.rpc.pool.configure({ lags: POOL });
   const endpoints = await chain.rpc.listen(0);
   const stop = chain.runRealtime();
   const proxy = await startLatencyProxy({ upstream: endpoints.url, upstreamWs: endpoints.wsUrl, latencyMs: LATENCY_MS });
@@ -229,5 +232,6 @@ export async function run(): Promise<void> {
     await closeChain();
   }
   const load1 = execFileSync('uptime').toString().trim();
+  if (POOL.length) process.stdout.write(`the chain's RPC a pool of ${POOL.length} nodes, ${POOL.join(', ')} slots behind (BENCH_RPC_POOL); requests per node ${chain.rpc.pool.served().join(', ')}\n`);
   process.stdout.write(freshnessReport(results, { clients: CLIENTS, seconds: SECONDS, latencyMs: LATENCY_MS, loadBefore: load0, loadAfter: load1 }));
 }

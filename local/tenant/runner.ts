@@ -42,6 +42,11 @@ export interface TenantRunOptions {
   alertmanagerPort?: number;
   chainPort?: number;
   /**
+   * The harness's chain serves its RPC as a provider's pool of nodes this many slots behind
+   * (CHAIN_RPC_POOL_LAGS, D-460), so the tenant meets a provider as it is (D-476); `[]`: one node.
+   */
+  chainPoolLags?: readonly number[];
+  /**
    * Variables added to the containers of this name (tests), for a setting the kit renders from
    * an object the harness does not run: `DATABASE_READ_URL` on the HA PostgreSQL's ro front,
    * where a cluster has CloudNativePG's `-ro` Service.
@@ -78,14 +83,17 @@ interface ServiceObject extends K8sObject {
   spec: { selector?: Record<string, string>; ports: { name?: string; port: number; targetPort?: number | string }[] };
 }
 
+/** The harness chain's nodes: one up to date, two a few slots behind, as a provider's pool (D-476). */
+export const HARNESS_POOL_LAGS: readonly number[] = [0, 2, 4];
+
 /** A chain for the tenant when it does not render its own: `npm run chain`, as a child process. */
-async function startChain(opts: { programId: string; dataDir: string; port: number; fresh: boolean; logFile: string }): Promise<{ url: string; child: ChildProcess }> {
+async function startChain(opts: { programId: string; dataDir: string; port: number; fresh: boolean; logFile: string; poolLags: readonly number[] }): Promise<{ url: string; child: ChildProcess }> {
   const log = openSync(opts.logFile, 'a');
   const child = fork(path.join(ROOT, 'simulator/main.ts'), ['--data-dir', opts.dataDir, '--port', String(opts.port), ...(opts.fresh ? ['--fresh'] : [])], {
     cwd: ROOT,
     detached: true,
     execArgv: ['--import', 'tsx'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PROGRAM_ID: opts.programId, CHAIN_RPC_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PROGRAM_ID: opts.programId, CHAIN_RPC_HOST: '127.0.0.1', LOG_LEVEL: 'info', ...(opts.poolLags.length ? { CHAIN_RPC_POOL_LAGS: opts.poolLags.join(',') } : {}) },
     stdio: ['ignore', log, log, 'ipc'],
   });
   closeSync(log);
@@ -145,7 +153,7 @@ export async function startTenant(opts: TenantRunOptions) {
     let chain: { url: string } | undefined;
     let faults: RpcFaultProxy | undefined;
     if (!workloads.some((w) => w.name.endsWith('-chain'))) {
-      const c = await startChain({ programId: programId ?? '', dataDir: path.join(runDir, 'chain'), port: opts.chainPort ?? (await freePort('127.0.0.1')), fresh: opts.fresh ?? false, logFile: path.join(logDir, 'chain.log') });
+      const c = await startChain({ programId: programId ?? '', dataDir: path.join(runDir, 'chain'), port: opts.chainPort ?? (await freePort('127.0.0.1')), fresh: opts.fresh ?? false, logFile: path.join(logDir, 'chain.log'), poolLags: opts.chainPoolLags ?? HARNESS_POOL_LAGS });
       owned.push(() => [c.child.exitCode === null ? c.child.pid : undefined]);
       stops.push(() => new Promise<void>((r) => (c.child.exitCode !== null ? r() : (c.child.once('exit', () => r()), c.child.kill('SIGTERM')))));
       faults = await startRpcFaultProxy({ upstream: c.url, host: '127.0.0.1' });
