@@ -8,6 +8,7 @@ import type { Caches } from './informers';
 import { isForbidden, type KubeClient } from './kube/client';
 import type { SpecPolicy } from './policy';
 import { applyNamespace, applyObjects } from './reconcile/apply';
+import { databaseCondition } from './reconcile/database';
 import { checkClaim, createNamespace, desiredNamespace, liveNamespace } from './reconcile/claim';
 import { addFinalizer, finalize } from './reconcile/finalizer';
 import { lagCondition, observe, observedConditions, outcomeOf, problemConditions, PROBLEM_RETRY_MS, readingOf, recordedFigures } from './reconcile/observe';
@@ -112,7 +113,9 @@ export function createReconciler(deps: {
     const tags = { running: mi.status?.imageTag, wanted: rendered.values.image.tag };
     // The re-index's figures change at every read: recorded at most once a minute (D-436).
     const projection = projectionStatus(seen, mi.status?.projection, at);
-    const conditions = [...observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold), tags), reindexCondition(seen, projection)];
+    // The CloudNativePG Cluster's phase, for a tenant on one (D-506); its status changes queue the tenant (it is watched as an owned kind).
+    const database = databaseCondition(caches, namespace, rendered.values, unserved);
+    const conditions = [...observedConditions(observed, unserved, lagCondition(seen, deps.lagThreshold), tags), reindexCondition(seen, projection), ...(database ? [database] : [])];
     await status.write(mi, statusOf(mi, namespace, conditions, seen, observed.apiReadyReplicas, at, observed.rolledOut ? tags.wanted : tags.running, projection, observedAt));
     return outcomeOf(observed, unserved);
   }

@@ -18,7 +18,7 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 export const DELETION_POLICIES = ['Retain', 'Delete'] as const;
 export type DeletionPolicy = (typeof DELETION_POLICIES)[number];
 
-export const CONDITION_TYPES = ['Ready', 'Progressing', 'Degraded', 'IndexerLagging', 'Reindexing'] as const;
+export const CONDITION_TYPES = ['Ready', 'Progressing', 'Degraded', 'IndexerLagging', 'Reindexing', 'DatabaseReady'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 const tenantSpec = deepPartial(TenantValuesSchema) as unknown as { properties: Record<string, TSchema> };

@@ -144,6 +144,14 @@ function progressing(o: Observed, tags: ImageTags | undefined): ConditionInput {
   return { type: 'Progressing', status: 'True', reason: 'RollingOut', message: `rolling out ${what}: ${counts}` };
 }
 
+/** What makes a cluster serve a kind a tenant renders, or the field that stops asking for it. */
+const fixOf = (kind: string) =>
+  kind === 'Cluster'
+    ? 'install CloudNativePG, or set database.cloudnativepg.enabled to false'
+    : kind === 'HTTPRoute'
+      ? "install Gateway API's CRDs, or set api.httpRoute.enabled to false"
+      : 'install the prometheus-operator CRDs, or set monitoring.enabled to false';
+
 /** The conditions of a tenant that was applied: `unserved` are the kinds the cluster lacks. */
 export function observedConditions(o: Observed, unserved: string[], lag: ConditionInput, tags?: ImageTags): ConditionInput[] {
   return [
@@ -152,7 +160,7 @@ export function observedConditions(o: Observed, unserved: string[], lag: Conditi
       : { type: 'Ready', status: 'False', reason: 'NotAvailable', message: `available replicas: API ${o.apiAvailable}, indexer ${o.indexerAvailable}` },
     progressing(o, tags),
     unserved.length
-      ? { type: 'Degraded', status: 'True', reason: 'KindNotServed', message: `the cluster does not serve ${[...new Set(unserved)].join(', ')} (install the prometheus-operator CRDs, or set monitoring.enabled to false)` }
+      ? { type: 'Degraded', status: 'True', reason: 'KindNotServed', message: `the cluster does not serve ${[...new Set(unserved)].join(', ')} (${[...new Set(unserved.map(fixOf))].join('; ')})` }
       : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'every object is applied' },
     lag,
   ];

@@ -55,6 +55,9 @@ export interface StatusWriter {
   write(mi: MarketIndexer, next: MarketIndexerStatus): Promise<void>;
 }
 
+/** The conditions whose True is the good state (the others say a problem, or work under way, when True). */
+const POSITIVE: string[] = ['Ready', 'DatabaseReady'];
+
 /** How long a written status is remembered while the cache does not show it yet. */
 export const MEMO_MS = 30_000;
 
@@ -71,7 +74,7 @@ export function createStatusWriter(deps: {
 
   /** A condition's change of status; `Warning` for the bad ones (a re-index building is not one). */
   const conditionEvent = (mi: MarketIndexer, c: Condition) =>
-    event(mi, c.reason, `${c.type}=${c.status}: ${c.message}`, (c.type === 'Ready' && c.status !== 'True') || (!['Ready', 'Progressing', 'Reindexing'].includes(c.type) && c.status === 'True'));
+    event(mi, c.reason, `${c.type}=${c.status}: ${c.message}`, POSITIVE.includes(c.type) ? c.status !== 'True' : !['Progressing', 'Reindexing'].includes(c.type) && c.status === 'True');
 
   async function event(mi: MarketIndexer, reason: string, message: string, warning: boolean): Promise<void> {
     const ts = deps.now();
