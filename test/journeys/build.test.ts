@@ -95,7 +95,7 @@ describe('npm run build → node dist/...', () => {
     expect(await allowed.exited).toBe(0);
   }, 60_000);
 
-  it('refuses to start in production without a setting its catalog entry requires: the API without RPC_URL, an rpc indexer too', async () => {
+  it('refuses to start in production without a setting its catalog entry requires: the API without RPC_URL, an rpc or webhook indexer too', async () => {
     const stores = { NODE_ENV: 'production', DATABASE_URL: tdb.url, REDIS_URL: TEST_REDIS_URL, API_PORT: '0', INDEXER_PORT: '0', API_HOST: '127.0.0.1' };
     const api = node(IMAGE.commands.api, [], stores);
     expect(await api.exited).toBe(1);
@@ -105,6 +105,7 @@ describe('npm run build → node dist/...', () => {
     expect(indexer.out().trim()).toMatch(/^the indexer with --source rpc in production needs RPC_URL/);
     const webhook = node(IMAGE.commands.indexer, ['--source', 'webhook'], stores);
     expect(await webhook.exited).toBe(1);
-    expect(webhook.out().trim()).toMatch(/^the indexer with --source webhook in production needs WEBHOOK_SECRET/);
+    // A webhook indexer needs RPC_URL too: it fetches bodies and the chain tip over RPC (D-472, D-473).
+    expect(webhook.out().trim()).toMatch(/^the indexer with --source webhook in production needs RPC_URL \(.*\); WEBHOOK_SECRET \(/);
   }, 60_000);
 });
