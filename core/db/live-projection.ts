@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { Db } from './index';
-import { LIVE_SCHEMA } from './projection-schema';
+import { LIVE_SCHEMA, PROJECTION_SCHEMA_NAME as SCHEMA_NAME } from './projection-schema';
 
 /**
  * The schema whose projected tables are live (D-333): one row, `projection_live`, read by every
@@ -8,8 +8,6 @@ import { LIVE_SCHEMA } from './projection-schema';
  * switch; a switch names a `p<version>` schema (D-332).
  */
 export const LIVE_PROJECTION_CHANNEL = 'projection_live';
-
-const SCHEMA_NAME = /^(public|p[1-9][0-9]{0,8})$/;
 
 /** The live schema as the pointer row says. */
 export async function readLiveSchema(db: Db): Promise<string> {
