@@ -5,7 +5,9 @@
  * 2xx, no answer within the timeout, a connection error) is tried again up to 3 times, 1 s apart,
  * and then lost for good. Deliveries are not kept in order (each waits a random time before its
  * first attempt, so later ones overtake it), and one whose acknowledgement was lost is sent again:
- * a duplicate. The faults are drawn from the seed, so a run can be repeated.
+ * a duplicate. The faults are drawn from the seed, so a run can be repeated: each delivery's are
+ * drawn when it is sent, in the order of sending, so they do not depend on how its tries and
+ * other deliveries' interleave in time.
  */
 import type { RawTransaction } from '../core/events';
 import { Random } from './traders/random';
@@ -53,9 +55,9 @@ export function createWebhookSender(opts: WebhookSenderOptions) {
 
   const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-  /** One try: true when the receiver took it (2xx). */
-  async function tryOnce(body: string): Promise<boolean> {
-    if (opts.lossShare && rng.chance(opts.lossShare)) return false;
+  /** One try: true when the receiver took it (2xx). `lost`: drawn at sending, the try never arrives. */
+  async function tryOnce(body: string, lost: boolean): Promise<boolean> {
+    if (lost) return false;
     try {
       const res = await fetch(opts.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: opts.authorization }, body, signal: AbortSignal.timeout(timeoutMs) });
       await res.arrayBuffer();
@@ -65,16 +67,25 @@ export function createWebhookSender(opts: WebhookSenderOptions) {
     }
   }
 
-  async function deliver(body: string): Promise<void> {
-    if (opts.maxDelayMs) await wait(rng.int(0, opts.maxDelayMs));
+  /** A delivery's faults, drawn from the seed when it is sent. */
+  interface Plan { delayMs: number; lost: boolean[]; duplicate: boolean; duplicateLost: boolean }
+  const draw = (): Plan => ({
+    delayMs: opts.maxDelayMs ? rng.int(0, opts.maxDelayMs) : 0,
+    lost: Array.from({ length: attempts }, () => Boolean(opts.lossShare && rng.chance(opts.lossShare))),
+    duplicate: Boolean(opts.duplicateShare && rng.chance(opts.duplicateShare)),
+    duplicateLost: Boolean(opts.lossShare && rng.chance(opts.lossShare)),
+  });
+
+  async function deliver(body: string, plan: Plan): Promise<void> {
+    if (plan.delayMs) await wait(plan.delayMs);
     for (let n = 0; n < attempts && !stopped; n++) {
       if (n > 0) await wait(retryDelayMs);
-      if (await tryOnce(body)) {
+      if (await tryOnce(body, plan.lost[n]!)) {
         stats.delivered++;
-        if (opts.duplicateShare && rng.chance(opts.duplicateShare)) {
+        if (plan.duplicate) {
           stats.duplicated++;
           await wait(retryDelayMs);
-          await tryOnce(body);
+          await tryOnce(body, plan.duplicateLost);
         }
         return;
       }
@@ -88,7 +99,7 @@ export function createWebhookSender(opts: WebhookSenderOptions) {
     send(transactions: RawTransaction[]): void {
       if (!transactions.length || stopped) return;
       stats.deliveries++;
-      const p: Promise<void> = deliver(JSON.stringify(transactions)).finally(() => {
+      const p: Promise<void> = deliver(JSON.stringify(transactions), draw()).finally(() => {
         inFlight.delete(p);
         if (!inFlight.size) {
           const waiters = idleWaiters;
